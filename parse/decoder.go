@@ -1,0 +1,47 @@
+package parse
+
+// Header is one HTTP header field or gRPC metadata entry, as received.
+type Header struct {
+	Name  string
+	Value string
+}
+
+// MsgHeader is one Kafka record header. Its layout matches kafka-go's
+// kafka.Header so that a slice of one converts to the other without copying.
+type MsgHeader struct {
+	Key   string
+	Value []byte
+}
+
+// Reply is one error reply, already split from its carrier.
+type Reply struct {
+	Binding    Binding // a hint from the producer; may be empty
+	HTTPStatus int     // 0 when the reply did not travel as HTTP/1.1 or HTTP+JSON
+	Headers    []Header
+	Body       []byte
+
+	GRPCStatus   int // -1 when there is no grpc-status
+	GRPCMessage  string
+	GRPCTrailers []Header // includes grpc-status-details-bin when present
+
+	ObservedAtMS int64 // the observation time, used to resolve HTTP-date Retry-After
+}
+
+// Options bound the work a Decoder does for one message.
+type Options struct {
+	MaxBytes int // largest message accepted; default 1 MiB
+	MaxDepth int // deepest JSON nesting accepted; default 64
+	KeepRaw  int // bytes of the redacted body kept by RawBody; default 4 KiB, <0 keeps none
+}
+
+func (o *Options) defaults() {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 1 << 20
+	}
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = 64
+	}
+	if o.KeepRaw == 0 {
+		o.KeepRaw = 4 << 10
+	}
+}
