@@ -1,0 +1,109 @@
+// Package testenv finds the real servers that integration tests need.
+//
+// The local stack (scripts/stack) starts Apache Kafka, ClickHouse, Prometheus
+// and Alertmanager and writes their addresses to .stack/env; the variables
+// below override them. When a server is not reachable a test is skipped
+// outside CI and fails in CI (CI=true), so an integration test can never
+// vanish from a CI run unnoticed.
+package testenv
+
+import (
+	"bufio"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Defaults match scripts/stack.
+const (
+	DefaultKafka        = "127.0.0.1:19092"
+	DefaultClickHouse   = "127.0.0.1:19000"
+	DefaultPrometheus   = "127.0.0.1:19090"
+	DefaultAlertmanager = "127.0.0.1:19093"
+)
+
+// Kafka returns the broker address or stops the test.
+func Kafka(t testing.TB) string { return need(t, "ERRTRAIL_KAFKA_BROKERS", DefaultKafka, "Kafka") }
+
+// ClickHouse returns the native-protocol address or stops the test.
+func ClickHouse(t testing.TB) string {
+	return need(t, "ERRTRAIL_CLICKHOUSE_ADDR", DefaultClickHouse, "ClickHouse")
+}
+
+// Prometheus returns host:port of Prometheus or stops the test.
+func Prometheus(t testing.TB) string {
+	return need(t, "ERRTRAIL_PROMETHEUS_ADDR", DefaultPrometheus, "Prometheus")
+}
+
+// Alertmanager returns host:port of Alertmanager or stops the test.
+func Alertmanager(t testing.TB) string {
+	return need(t, "ERRTRAIL_ALERTMANAGER_ADDR", DefaultAlertmanager, "Alertmanager")
+}
+
+// InCI reports whether the tests run in CI, where missing servers fail.
+func InCI() bool { return os.Getenv("CI") == "true" || os.Getenv("CI") == "1" }
+
+// Lookup returns the configured address for an env key (environment first,
+// then .stack/env in the repository root, then def).
+func Lookup(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	if v := fromStackEnv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func need(t testing.TB, key, def, what string) string {
+	t.Helper()
+	addr := Lookup(key, def)
+	first := strings.Split(addr, ",")[0]
+	c, err := net.DialTimeout("tcp", first, 2*time.Second)
+	if err == nil {
+		c.Close()
+		return addr
+	}
+	msg := what + " is not reachable at " + first + " (" + err.Error() + "); start it with scripts/stack up"
+	if InCI() {
+		t.Fatal("CI=true and " + msg)
+	}
+	t.Skip("skipped outside CI: " + msg)
+	return ""
+}
+
+// fromStackEnv reads KEY=value lines (an optional "export " prefix) from
+// .stack/env in the nearest ancestor directory that has go.mod.
+func fromStackEnv(key string) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+	f, err := os.Open(filepath.Join(dir, ".stack", "env"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimPrefix(strings.TrimSpace(sc.Text()), "export ")
+		k, v, ok := strings.Cut(line, "=")
+		if ok && k == key {
+			return strings.Trim(v, `"'`)
+		}
+	}
+	return ""
+}
