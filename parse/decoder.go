@@ -45,3 +45,35 @@ func (o *Options) defaults() {
 		o.KeepRaw = 4 << 10
 	}
 }
+
+// Decoder decodes error replies into Records. It keeps scratch space between
+// calls, so it is not safe for concurrent use: give each goroutine its own.
+type Decoder struct {
+	opt Options
+	sc  scratch
+}
+
+// NewDecoder returns a Decoder with the given limits (zero values take defaults).
+func NewDecoder(opt Options) *Decoder {
+	opt.defaults()
+	return &Decoder{opt: opt}
+}
+
+// DecodeMessage decodes one Kafka message value: event JSON, a raw HTTP/1.1
+// response or a gRPC reply text form (docs/event-contract.md). headers are
+// the Kafka record headers; kafkaTimeMS is the record timestamp, used when
+// the message names no observation time. On failure it returns a
+// *DecodeError and out holds whatever context could be read.
+func (d *Decoder) DecodeMessage(value []byte, headers []MsgHeader, kafkaTimeMS int64, out *Record) error {
+	return d.decodeMessage(value, headers, kafkaTimeMS, out)
+}
+
+// DecodeReply decodes a reply that is already split from its carrier. The
+// context fields of out (caller, method, ...) are left as the caller set them.
+func (d *Decoder) DecodeReply(rep *Reply, out *Record) error {
+	return d.decodeReply(rep, out)
+}
+
+// RawBody returns the body of the last decoded reply after redaction, capped
+// at Options.KeepRaw bytes. The bytes are borrowed until the next call.
+func (d *Decoder) RawBody() []byte { return d.sc.raw }
