@@ -1,0 +1,408 @@
+package parse
+
+import "strings"
+
+const (
+	domainA2A = "a2a-protocol.org"
+	domainAAP = "autoagentprotocol.org"
+)
+
+// classify turns what the reply said (facts, headers, status) into the
+// record's protocol, code, kind, retry fields and findings. Typed details
+// decide first; numbers only when nothing typed was sent, and never a
+// protocol-specific number without knowing the protocol.
+func (d *Decoder) classify(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
+	rec.Protocol = d.protocolOf(f, rec)
+	defRetry := TriUnknown
+	kind := KindUnknown
+
+	switch {
+	case rec.Protocol == ProtocolAAP:
+		code := firstNonEmpty(f.aap.code, f.metaCode, f.reason)
+		rec.Code = code
+		if spec, ok := aapCodes[code]; ok {
+			kind, defRetry, rec.Typed = spec.kind, spec.retryable, true
+		}
+		if f.errInfo {
+			rec.Reason, rec.Domain = f.reason, f.domain
+		}
+	case f.relayCode != "":
+		rec.Code = f.relayCode
+		if rs, ok := relaySymbols[f.relayCode]; ok {
+			kind, defRetry, rec.Typed = rs.kind, rs.retry, true
+			if rec.HTTPStatus != 0 && rec.Envelope == EnvRelayFlat && rs.http != rec.HTTPStatus {
+				rec.addFinding(FindStatusBodyMismatch)
+			}
+		}
+	case f.errInfo:
+		rec.Reason, rec.Domain = f.reason, f.domain
+		rec.Code = f.reason
+		rec.Typed = f.reason != ""
+		if f.domain == domainA2A {
+			if e, ok := a2aReasons[f.reason]; ok {
+				kind, defRetry = e.kind, e.retryable
+			} else {
+				rec.addFinding(FindReservedDomain)
+			}
+		}
+		if kind == KindUnknown {
+			if k, ok := limiterReasons[f.reason]; ok {
+				kind, defRetry = k, TriTrue
+				if f.domain == domainA2A {
+					rec.addFinding(FindReservedDomain)
+				}
+			}
+		}
+	case rec.Envelope == EnvMCPToolResult:
+		rec.Code, kind, rec.Typed = "TOOL_ERROR", KindInternal, true
+	case rec.Envelope == EnvTaskFailed:
+		kind = KindInternal
+	case rec.Envelope == EnvLegacyFlat && rec.Code != "":
+		if e, ok := a2aReasons[rec.Code]; ok {
+			kind, defRetry, rec.Typed = e.kind, e.retryable, true
+		}
+	case d.sc.problemType != "":
+		rec.Code = d.problemCode()
+		if e, ok := a2aReasons[rec.Code]; ok {
+			kind, defRetry, rec.Typed = e.kind, e.retryable, true
+		}
+	}
+
+	// Numbers, when nothing typed decided.
+	if kind == KindUnknown && rec.JSONRPCCode != 0 {
+		kind, defRetry = d.jsonrpcKind(rec)
+	}
+	if kind == KindUnknown && rec.GRPCCode >= 0 && rec.GRPCCode < len(grpcKind) {
+		kind = grpcKind[rec.GRPCCode]
+		if rec.GRPCCode == grpcResourceExhausted && !rec.Typed {
+			// Seed 002: without the limiter's ErrorInfo it is a local error
+			// (e.g. a message over the size limit), not a rate limit.
+			rec.addFinding(FindResourceExhaustedUntyped)
+		}
+	}
+	status := rec.HTTPStatus
+	if (status == 0 || status == 200) && d.sc.bodyStatus >= 400 {
+		status = d.sc.bodyStatus
+	}
+	if kind == KindUnknown && rec.Binding != BindingGRPC && status >= 400 {
+		kind = httpKind(status)
+		if status == 500 {
+			kind = KindInternal
+		}
+	}
+	if !rec.Typed {
+		switch {
+		case h.envoyOverloaded:
+			kind = KindOverload
+		case h.envoyLimited && kind == KindUnknown:
+			kind = KindQuota
+		}
+	}
+	rec.Kind = kind
+
+	d.retry(rep, h, f, rec, defRetry)
+	d.ids(h, f, rec)
+	d.findings(rep, h, f, rec)
+}
+
+// protocolOf decides the protocol from typed evidence, then the method name.
+func (d *Decoder) protocolOf(f *facts, rec *Record) Protocol {
+	switch {
+	case f.aap.found || f.domain == domainAAP:
+		return ProtocolAAP
+	case f.relayCode != "":
+		return ProtocolAgentRelay
+	case rec.Envelope == EnvMCPToolResult || d.sc.mcpURI:
+		return ProtocolMCP
+	case f.errInfo && f.domain == domainA2A:
+		return ProtocolA2A
+	}
+	switch m := rec.Method; {
+	case isMCPMethod(m):
+		return ProtocolMCP
+	case isA2AMethod(m):
+		return ProtocolA2A
+	}
+	switch rec.Envelope {
+	case EnvRPCStatus, EnvGRPCStatus, EnvLegacyFlat, EnvTaskFailed:
+		return ProtocolA2A
+	case EnvJSONRPCError:
+		if f.nDetails > 0 {
+			return ProtocolA2A // A2A defines data as an array of typed details
+		}
+		if _, ok := mcpCodes[rec.JSONRPCCode]; ok && rec.JSONRPCCode != -32002 {
+			return ProtocolMCP
+		}
+	case EnvProblem:
+		if d.sc.problemType != "" {
+			return ProtocolA2A
+		}
+	}
+	return ProtocolUnknown
+}
+
+func isMCPMethod(m string) bool {
+	if m == "initialize" || m == "ping" {
+		return true
+	}
+	for _, p := range [...]string{"tools/", "resources/", "prompts/", "completion/", "logging/", "sampling/", "elicitation/", "roots/", "notifications/"} {
+		if strings.HasPrefix(m, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func isA2AMethod(m string) bool {
+	switch m {
+	case "SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "CancelTask", "SubscribeToTask",
+		"CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs",
+		"ListTaskPushNotificationConfig", "DeleteTaskPushNotificationConfig", "GetExtendedAgentCard",
+		"message/send", "message/stream", "tasks/get", "tasks/cancel", "tasks/resubscribe", "tasks/list",
+		"agent/getAuthenticatedExtendedCard", "agent/getExtendedCard":
+		return true
+	}
+	return strings.HasPrefix(m, "tasks/pushNotificationConfig/")
+}
+
+// jsonrpcKind maps a JSON-RPC code by the protocol already decided.
+func (d *Decoder) jsonrpcKind(rec *Record) (Kind, Tri) {
+	c := rec.JSONRPCCode
+	switch rec.Protocol {
+	case ProtocolMCP:
+		if s, ok := mcpCodes[c]; ok {
+			if rec.Code == "" {
+				rec.Code = s.code
+			}
+			return s.kind, s.retryable
+		}
+	case ProtocolA2A:
+		if name, ok := a2aCodes[c]; ok {
+			if rec.Code == "" {
+				rec.Code = name
+			}
+			e := a2aReasons[name]
+			return e.kind, e.retryable
+		}
+	}
+	// The five standard codes mean the same in every protocol.
+	switch c {
+	case -32700, -32600, -32602:
+		return KindInvalid, TriFalse
+	case -32601:
+		return KindUnsupported, TriFalse
+	case -32603:
+		return KindInternal, TriTrue
+	}
+	return KindUnknown, TriUnknown
+}
+
+// problemCode turns an A2A problem type slug (version-not-supported) into
+// reason form (VERSION_NOT_SUPPORTED).
+func (d *Decoder) problemCode() string {
+	s := d.sc.problemType
+	ar := &d.sc.ar
+	ar.grow(len(s))
+	start := len(ar.buf)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '-':
+			ar.buf = append(ar.buf, '_')
+		case c >= 'a' && c <= 'z':
+			ar.buf = append(ar.buf, c-'a'+'A')
+		default:
+			ar.buf = append(ar.buf, c)
+		}
+	}
+	return bytesToString(ar.buf[start:])
+}
+
+// retry fills retryable and the retry delay, in the documented precedence:
+// RetryInfo, Retry-After, RateLimit t, X-RateLimit-Reset, AAP details,
+// AgentRelay details.
+func (d *Decoder) retry(rep *Reply, h *hdrInfo, f *facts, rec *Record, def Tri) {
+	switch {
+	case f.aap.retryable != TriUnknown:
+		rec.Retryable, rec.RetryableSource = f.aap.retryable, SrcReply
+	case f.metaRetry != TriUnknown:
+		rec.Retryable, rec.RetryableSource = f.metaRetry, SrcReply
+	case def != TriUnknown:
+		rec.Retryable, rec.RetryableSource = def, SrcDefault
+	default:
+		switch rec.Kind {
+		case KindQuota, KindOverload, KindInternal:
+			rec.Retryable, rec.RetryableSource = TriTrue, SrcDefault
+		case KindInvalid, KindAuth, KindNotFound, KindConflict, KindUnsupported:
+			rec.Retryable, rec.RetryableSource = TriFalse, SrcDefault
+		}
+	}
+
+	now := rep.ObservedAtMS
+	var rlPolicy string
+	switch {
+	case f.retryInfo:
+		rec.RetryAfterMS, rec.RetryAfterSource = f.retryInfoMS, SrcRetryInfo
+	default:
+		if ms, ok := retryAfterMS(h.retryAfter, now); ok {
+			rec.RetryAfterMS, rec.RetryAfterSource = ms, SrcRetryAfter
+			break
+		}
+		if ms, pol, ok := h.rateLimitReset(); ok {
+			rec.RetryAfterMS, rec.RetryAfterSource = ms, SrcRateLimit
+			rlPolicy = pol
+			break
+		}
+		if ms, ok := xRateLimitResetMS(h.xrlReset, now); ok && h.xrlReset != "" {
+			rec.RetryAfterMS, rec.RetryAfterSource = ms, SrcXRateLimit
+			break
+		}
+		if f.aap.retryAfterMS >= 0 {
+			rec.RetryAfterMS, rec.RetryAfterSource = f.aap.retryAfterMS, SrcAAPDetails
+			break
+		}
+		if f.relayRetryMS >= 0 {
+			rec.RetryAfterMS, rec.RetryAfterSource = f.relayRetryMS, SrcRelayDetail
+		}
+	}
+	if rlPolicy == "" {
+		_, rlPolicy, _ = h.rateLimitReset()
+	}
+	rec.Limit = firstNonEmpty(f.metaPolicy, f.quotaLimit, rlPolicy, h.policyName(), h.xrlResource)
+	rec.Scope = f.metaScope
+	if rec.Scope == "" && f.quotaSubject != "" {
+		if i := strings.IndexByte(f.quotaSubject, ':'); i > 0 {
+			rec.Scope = f.quotaSubject[:i]
+		}
+	}
+	if rec.Scope == "" {
+		switch rec.Kind {
+		case KindQuota:
+			rec.Scope = "caller"
+		case KindOverload:
+			rec.Scope = "agent"
+		}
+	}
+}
+
+func (d *Decoder) ids(h *hdrInfo, f *facts, rec *Record) {
+	rec.ErrorID = firstNonEmpty(f.aap.errorID, f.metaErrorID)
+	rec.RequestID = firstNonEmpty(f.relayRequestID, f.requestID, h.requestID)
+	if rec.TaskID == "" {
+		rec.TaskID = f.metaTaskID
+	}
+	if rec.Method == "" && f.metaMethod != "" {
+		rec.Method = f.metaMethod
+	}
+	if rec.Caller == "" && f.quotaSubject != "" {
+		if i := strings.IndexByte(f.quotaSubject, ':'); i > 0 && f.quotaSubject[:i] == "caller" {
+			rec.Caller = f.quotaSubject[i+1:]
+		}
+	}
+}
+
+// aapHTTP is PAP's HTTP status for an AAP code (seed 000).
+func aapHTTP(code string) int {
+	switch code {
+	case "UNSUPPORTED_SKILL", "VEHICLE_NOT_FOUND", "DEALER_NOT_FOUND":
+		return 404
+	case "SCHEMA_VALIDATION_FAILED", "MISSING_REQUIRED_FIELD", "INVALID_CONDITION",
+		"UNSUPPORTED_FILTER", "UNSUPPORTED_SORT", "INVALID_CURSOR":
+		return 422
+	case "CONTACT_CONSENT_REQUIRED", "INVALID_CONSENT":
+		return 403
+	case "VEHICLE_UNAVAILABLE", "APPOINTMENT_TIME_UNAVAILABLE", "IDEMPOTENCY_CONFLICT":
+		return 409
+	case "RATE_LIMITED":
+		return 429
+	case "INTERNAL_ERROR":
+		return 500
+	}
+	return 0
+}
+
+func (d *Decoder) findings(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
+	quota := rec.Kind == KindQuota
+	if quota {
+		switch {
+		case rec.RetryAfterMS < 0:
+			rec.addFinding(FindRetryDelayMissing)
+		case rec.RetryAfterMS == 0:
+			rec.addFinding(FindRetryDelayZero)
+		}
+		if rec.Retryable == TriFalse && rec.RetryableSource == SrcReply {
+			rec.addFinding(FindRateLimitNotRetryable)
+		}
+	}
+	if rec.HTTPStatus == 429 && h.retryAfter == "" {
+		rec.addFinding(FindRetryAfterHeaderMissing)
+	}
+	if rec.Protocol == ProtocolAAP && rec.Code == "RATE_LIMITED" && f.aap.found && f.aap.retryAfterMS < 0 {
+		rec.addFinding(FindAAPRetryAfterMSMissing)
+	}
+	if rec.Protocol == ProtocolA2A && !f.errInfo && (rec.Envelope == EnvRPCStatus || rec.Envelope == EnvGRPCStatus) {
+		rec.addFinding(FindErrorInfoMissing)
+	}
+	if rec.Protocol == ProtocolA2A && rec.Binding == BindingJSONRPC && rec.JSONRPCCode <= -32010 && rec.JSONRPCCode >= -32099 {
+		rec.addFinding(FindUnassignedA2ACode)
+	}
+	// A status that disagrees with the body: a Status body's mirrored code, a
+	// PAP code's mapped status, or a typed rate limit behind a 5xx other than 503.
+	if rec.HTTPStatus >= 400 && d.sc.bodyStatus >= 400 && d.sc.bodyStatus != rec.HTTPStatus && rec.Envelope != EnvProblem {
+		rec.addFinding(FindStatusBodyMismatch)
+	}
+	if rec.HTTPStatus >= 400 && rec.Envelope == EnvProblem && d.sc.bodyStatus >= 400 && d.sc.bodyStatus != rec.HTTPStatus {
+		rec.addFinding(FindStatusBodyMismatch)
+	}
+	if rec.Envelope == EnvAAPError && rec.HTTPStatus != 0 {
+		if want := aapHTTP(rec.Code); want != 0 && want != rec.HTTPStatus {
+			rec.addFinding(FindStatusBodyMismatch)
+		}
+	}
+	if quota && rec.Typed && rec.HTTPStatus >= 500 && rec.HTTPStatus != 503 {
+		rec.addFinding(FindStatusBodyMismatch)
+	}
+	if rec.HTTPStatus >= 400 && rec.Binding != BindingGRPC && len(trimSpace(rep.Body)) == 0 {
+		rec.addFinding(FindBodyMissing)
+	}
+	if !rec.Typed && (rec.HTTPStatus >= 500 || rec.JSONRPCCode == -32603 ||
+		(rec.Binding == BindingGRPC && (rec.GRPCCode == grpcInternal || rec.GRPCCode == grpcUnknown))) &&
+		rec.Kind != KindOverload {
+		rec.addFinding(FindUntyped5xx)
+	}
+	if rec.Kind == KindInvalid && len(rec.FieldViolations) == 0 && !f.badRequest {
+		if (rec.Protocol == ProtocolAAP && aapValidation[rec.Code]) ||
+			(rec.Protocol == ProtocolA2A && (rec.Code == "INVALID_PARAMS" || rec.JSONRPCCode == -32602)) {
+			rec.addFinding(FindValidationWithoutFields)
+		}
+	}
+	if d.sc.echoed {
+		rec.addFinding(FindEchoesSecret)
+	}
+	if rec.Protocol == ProtocolAAP && f.errInfo {
+		if f.metaCode == "" {
+			rec.addFinding(FindAAPCodeNotInMetadata)
+		}
+		if f.errInfoIndex > 0 {
+			rec.addFinding(FindAAPErrorInfoNotFirst)
+		}
+	}
+	if f.reason == "EXTENSION_SUPPORT_REQUIRED" &&
+		(!strings.Contains(rec.Message, "A2A-Extensions") || f.metaExtURI == "" || !strings.Contains(rec.Message, f.metaExtURI)) {
+		rec.addFinding(FindActivationHintMissing)
+	}
+	if f.debugInfo {
+		rec.addFinding(FindDebugInfoExposed)
+	}
+}
+
+func trimSpace(b []byte) []byte {
+	i, j := 0, len(b)
+	for i < j && isWS(b[i]) {
+		i++
+	}
+	for j > i && isWS(b[j-1]) {
+		j--
+	}
+	return b[i:j]
+}

@@ -1,0 +1,663 @@
+package parse
+
+import (
+	"math"
+	"strings"
+)
+
+// Detail type names (the part of an Any type URL after the last '/').
+const (
+	tErrorInfo    = "google.rpc.ErrorInfo"
+	tRetryInfo    = "google.rpc.RetryInfo"
+	tQuotaFailure = "google.rpc.QuotaFailure"
+	tBadRequest   = "google.rpc.BadRequest"
+	tDebugInfo    = "google.rpc.DebugInfo"
+	tRequestInfo  = "google.rpc.RequestInfo"
+	tStruct       = "google.protobuf.Struct"
+	tAAPError     = "aap.error" // AAP v1.0 HTTP+JSON used type.googleapis.com/aap.error
+)
+
+// typeName returns the message name of an Any type URL.
+func typeName(url string) string {
+	if i := strings.LastIndexByte(url, '/'); i >= 0 {
+		return url[i+1:]
+	}
+	return url
+}
+
+// facts collects what typed details said, from JSON or protobuf, before the
+// classifier turns them into a Record.
+type facts struct {
+	nDetails int
+
+	errInfo      bool
+	errInfoIndex int // position of the first ErrorInfo in the details array
+	reason       string
+	domain       string
+	metaCode     string
+	metaErrorID  string
+	metaRetry    Tri
+	metaPolicy   string
+	metaScope    string
+	metaTaskID   string
+	metaMethod   string
+	metaExtURI   string
+	metaReqHdr   string
+
+	retryInfo   bool
+	retryInfoMS int64
+
+	quota        bool
+	quotaSubject string
+	quotaLimit   string
+
+	badRequest bool
+	debugInfo  bool
+	requestID  string
+
+	aap aapInfo
+
+	// AgentRelay data object.
+	relayCode      string
+	relayRequestID string
+	relayRetryMS   int64
+}
+
+func (f *facts) reset() {
+	*f = facts{errInfoIndex: -1, relayRetryMS: -1, aap: aapInfo{retryAfterMS: -1}}
+}
+
+// aapInfo is an aap.error payload (seed 000; REFERENCE §6a).
+type aapInfo struct {
+	found        bool
+	code         string
+	errorID      string
+	message      string
+	retryable    Tri
+	retryAfterMS int64
+	hasErrors    bool
+}
+
+// --- JSON details ---
+
+// jsonDetails reads an A2A/google.rpc details array (JSON form). It scans the
+// whole array and matches on @type, never on position.
+func (d *Decoder) jsonDetails(arr jval, f *facts, rec *Record) {
+	it := arr.array()
+	idx := 0
+	for {
+		v, ok := it.next()
+		if !ok {
+			return
+		}
+		f.nDetails++
+		if v.kind == jObject {
+			d.jsonDetail(v, idx, f, rec)
+		}
+		idx++
+	}
+}
+
+func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
+	a := &d.sc.ar
+	t := typeName(a.str(v.get("@type")))
+	switch t {
+	case tErrorInfo:
+		if f.errInfo {
+			return // the first ErrorInfo decides; AIP-193 allows exactly one
+		}
+		f.errInfo, f.errInfoIndex = true, idx
+		f.reason = a.str(v.get("reason"))
+		f.domain = a.str(v.get("domain"))
+		it := v.get("metadata").object()
+		for {
+			k, mv, ok := it.next()
+			if !ok {
+				break
+			}
+			d.metaEntry(bytesToString(k), mv, f)
+		}
+	case tRetryInfo:
+		dv := v.get("retryDelay")
+		if !dv.ok() {
+			dv = v.get("retry_delay")
+		}
+		if ms, ok := durationMS(dv.rawStr()); ok {
+			f.retryInfo, f.retryInfoMS = true, ms
+		} else if dv.kind == jObject { // {"seconds":..,"nanos":..} from hand-rolled encoders
+			s, _ := dv.get("seconds").int()
+			n, _ := dv.get("nanos").int()
+			f.retryInfo, f.retryInfoMS = true, s*1000+n/1e6
+		}
+	case tQuotaFailure:
+		f.quota = true
+		vs := v.get("violations").array()
+		if q, ok := vs.next(); ok {
+			f.quotaSubject = a.str(q.get("subject"))
+			f.quotaLimit = a.str(q.get("quotaId"))
+			if f.quotaLimit == "" {
+				f.quotaLimit = a.str(q.get("quotaMetric"))
+			}
+			if f.quotaLimit == "" {
+				f.quotaLimit = a.str(q.get("description"))
+			}
+		}
+	case tBadRequest:
+		f.badRequest = true
+		fv := v.get("fieldViolations")
+		if !fv.ok() {
+			fv = v.get("field_violations")
+		}
+		it := fv.array()
+		for {
+			x, ok := it.next()
+			if !ok {
+				break
+			}
+			d.addViolation(rec, a.str(x.get("field")), a.str(x.get("description")))
+		}
+	case tDebugInfo:
+		f.debugInfo = true
+	case tRequestInfo:
+		f.requestID = a.str(v.get("requestId"))
+	case tStruct:
+		// Canonical ProtoJSON wraps Struct fields in "value"; a2a-go flattens
+		// them beside @type (REFERENCE §7.9). Accept both.
+		body := v.get("value")
+		if body.kind != jObject {
+			body = v
+		}
+		if typ := body.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
+			d.jsonAAP(body, f, rec)
+		}
+	case tAAPError:
+		d.jsonAAP(v, f, rec)
+	default:
+		// An entry without @type (a2a-rs) or of another type: an aap.error may
+		// still be recognised by its own "type" member.
+		if typ := v.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
+			d.jsonAAP(v, f, rec)
+		}
+	}
+}
+
+// metaEntry reads one ErrorInfo metadata entry. Values are strings in proto
+// but arrive as other JSON types from some SDKs (REFERENCE §7.10).
+func (d *Decoder) metaEntry(k string, mv jval, f *facts) {
+	a := &d.sc.ar
+	switch k {
+	case "code":
+		f.metaCode = a.str(mv)
+	case "error_id", "errorId":
+		f.metaErrorID = a.str(mv)
+	case "retryable":
+		if b, ok := mv.boolean(); ok {
+			f.metaRetry = triOf(b)
+		}
+	case "policy", "quotaId", "limit":
+		f.metaPolicy = a.str(mv)
+	case "scope":
+		f.metaScope = a.str(mv)
+	case "taskId", "task_id":
+		f.metaTaskID = a.str(mv)
+	case "method":
+		f.metaMethod = a.str(mv)
+	case "extensionUri":
+		f.metaExtURI = a.str(mv)
+	case "requiredHeader":
+		f.metaReqHdr = a.str(mv)
+	}
+}
+
+func triOf(b bool) Tri {
+	if b {
+		return TriTrue
+	}
+	return TriFalse
+}
+
+// jsonAAP reads an aap.error object.
+func (d *Decoder) jsonAAP(v jval, f *facts, rec *Record) {
+	if f.aap.found {
+		return
+	}
+	a := &d.sc.ar
+	f.aap.found = true
+	f.aap.code = a.str(v.get("code"))
+	f.aap.errorID = a.str(v.get("error_id"))
+	f.aap.message = a.str(v.get("message"))
+	if b, ok := v.get("retryable").boolean(); ok {
+		f.aap.retryable = triOf(b)
+	}
+	det := v.get("details")
+	if det.kind == jObject {
+		if ms, ok := det.get("retry_after_ms").int(); ok {
+			f.aap.retryAfterMS = ms
+		} else if s, ok := det.get("retry_after_seconds").int(); ok {
+			f.aap.retryAfterMS = s * 1000
+		}
+		errs := det.get("errors")
+		it := errs.array()
+		for {
+			x, ok := it.next()
+			if !ok {
+				break
+			}
+			f.aap.hasErrors = true
+			// Keep the location and the constraint, never the value.
+			loc := a.str(x.get("instanceLocation"))
+			kw := a.str(x.get("keyword"))
+			d.addViolation(rec, loc, kw)
+		}
+	}
+}
+
+func (d *Decoder) addViolation(rec *Record, field, desc string) {
+	if len(rec.FieldViolations) >= 64 {
+		return
+	}
+	rec.FieldViolations = append(rec.FieldViolations, FieldViolation{Field: field, Description: d.redactStr(desc)})
+}
+
+// --- protobuf details (grpc-status-details-bin) ---
+
+// pbStatus decodes a serialized google.rpc.Status. It returns the code and
+// message; details go into f.
+func (d *Decoder) pbStatus(b []byte, f *facts, rec *Record) (code int, msg string, err *DecodeError) {
+	c := pbuf{b: b}
+	code = -1
+	idx := 0
+	for c.more() {
+		field, wt := c.tag()
+		switch {
+		case field == 1 && wt == 0:
+			code = int(c.varint())
+		case field == 2 && wt == 2:
+			msg = bytesToString(c.bytes())
+		case field == 3 && wt == 2:
+			d.pbAny(c.bytes(), idx, f, rec)
+			f.nDetails++
+			idx++
+		default:
+			c.skip(wt)
+		}
+	}
+	if c.bad {
+		return -1, "", errAt(ErrBadGRPC, "grpc-status-details-bin", c.p, "malformed google.rpc.Status")
+	}
+	return code, msg, nil
+}
+
+func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
+	c := pbuf{b: b}
+	var url string
+	var val []byte
+	for c.more() {
+		field, wt := c.tag()
+		switch {
+		case field == 1 && wt == 2:
+			url = bytesToString(c.bytes())
+		case field == 2 && wt == 2:
+			val = c.bytes()
+		default:
+			c.skip(wt)
+		}
+	}
+	if c.bad {
+		return
+	}
+	m := pbuf{b: val}
+	switch typeName(url) {
+	case tErrorInfo:
+		if f.errInfo {
+			return
+		}
+		f.errInfo, f.errInfoIndex = true, idx
+		for m.more() {
+			field, wt := m.tag()
+			switch {
+			case field == 1 && wt == 2:
+				f.reason = bytesToString(m.bytes())
+			case field == 2 && wt == 2:
+				f.domain = bytesToString(m.bytes())
+			case field == 3 && wt == 2:
+				k, v := pbMapEntry(m.bytes())
+				d.metaString(k, v, f)
+			default:
+				m.skip(wt)
+			}
+		}
+	case tRetryInfo:
+		for m.more() {
+			field, wt := m.tag()
+			if field == 1 && wt == 2 {
+				dur := pbuf{b: m.bytes()}
+				var s, n int64
+				for dur.more() {
+					ff, w := dur.tag()
+					switch {
+					case ff == 1 && w == 0:
+						s = int64(dur.varint())
+					case ff == 2 && w == 0:
+						n = int64(int32(dur.varint()))
+					default:
+						dur.skip(w)
+					}
+				}
+				f.retryInfo, f.retryInfoMS = true, s*1000+n/1e6
+			} else {
+				m.skip(wt)
+			}
+		}
+	case tQuotaFailure:
+		f.quota = true
+		for m.more() {
+			field, wt := m.tag()
+			if field == 1 && wt == 2 && f.quotaSubject == "" && f.quotaLimit == "" {
+				q := pbuf{b: m.bytes()}
+				var desc, metric, id string
+				for q.more() {
+					ff, w := q.tag()
+					switch {
+					case ff == 1 && w == 2:
+						f.quotaSubject = bytesToString(q.bytes())
+					case ff == 2 && w == 2:
+						desc = bytesToString(q.bytes())
+					case ff == 4 && w == 2:
+						metric = bytesToString(q.bytes())
+					case ff == 5 && w == 2:
+						id = bytesToString(q.bytes())
+					default:
+						q.skip(w)
+					}
+				}
+				f.quotaLimit = firstNonEmpty(id, metric, desc)
+			} else {
+				m.skip(wt)
+			}
+		}
+	case tBadRequest:
+		f.badRequest = true
+		for m.more() {
+			field, wt := m.tag()
+			if field == 1 && wt == 2 {
+				q := pbuf{b: m.bytes()}
+				var fld, desc string
+				for q.more() {
+					ff, w := q.tag()
+					switch {
+					case ff == 1 && w == 2:
+						fld = bytesToString(q.bytes())
+					case ff == 2 && w == 2:
+						desc = bytesToString(q.bytes())
+					default:
+						q.skip(w)
+					}
+				}
+				d.addViolation(rec, fld, desc)
+			} else {
+				m.skip(wt)
+			}
+		}
+	case tDebugInfo:
+		f.debugInfo = true
+	case tRequestInfo:
+		for m.more() {
+			field, wt := m.tag()
+			if field == 1 && wt == 2 {
+				f.requestID = bytesToString(m.bytes())
+			} else {
+				m.skip(wt)
+			}
+		}
+	case tStruct:
+		d.pbStructAAP(val, f)
+	}
+}
+
+// metaString stores a string-valued metadata entry read from protobuf.
+func (d *Decoder) metaString(k, v string, f *facts) {
+	switch k {
+	case "code":
+		f.metaCode = v
+	case "error_id", "errorId":
+		f.metaErrorID = v
+	case "retryable":
+		switch v {
+		case "true":
+			f.metaRetry = TriTrue
+		case "false":
+			f.metaRetry = TriFalse
+		}
+	case "policy", "quotaId", "limit":
+		f.metaPolicy = v
+	case "scope":
+		f.metaScope = v
+	case "taskId", "task_id":
+		f.metaTaskID = v
+	case "method":
+		f.metaMethod = v
+	case "extensionUri":
+		f.metaExtURI = v
+	case "requiredHeader":
+		f.metaReqHdr = v
+	}
+}
+
+// pbStructAAP looks for an aap.error inside a google.protobuf.Struct.
+func (d *Decoder) pbStructAAP(b []byte, f *facts) {
+	if f.aap.found {
+		return
+	}
+	var code, errID, msg, typ string
+	retry := TriUnknown
+	var retryMS int64 = -1
+	c := pbuf{b: b}
+	for c.more() {
+		field, wt := c.tag()
+		if field != 1 || wt != 2 {
+			c.skip(wt)
+			continue
+		}
+		e := pbuf{b: c.bytes()} // map entry: key=1 string, value=2 Value
+		var key string
+		var val []byte
+		for e.more() {
+			ff, w := e.tag()
+			switch {
+			case ff == 1 && w == 2:
+				key = bytesToString(e.bytes())
+			case ff == 2 && w == 2:
+				val = e.bytes()
+			default:
+				e.skip(w)
+			}
+		}
+		s, bv, _, kind, sub := pbValue(val)
+		switch key {
+		case "type":
+			typ = s
+		case "code":
+			code = s
+		case "error_id":
+			errID = s
+		case "message":
+			msg = s
+		case "retryable":
+			if kind == 4 {
+				retry = triOf(bv)
+			}
+		case "details":
+			if kind == 5 {
+				retryMS = pbStructNumber(sub, "retry_after_ms", "retry_after_seconds")
+			}
+		}
+	}
+	if typ != tAAPError {
+		return
+	}
+	f.aap = aapInfo{found: true, code: code, errorID: errID, message: msg, retryable: retry, retryAfterMS: retryMS}
+}
+
+// pbValue decodes a google.protobuf.Value: string, bool, number, or a nested
+// struct's bytes. kind is the Value field number that was set.
+func pbValue(b []byte) (s string, bv bool, num float64, kind int, sub []byte) {
+	c := pbuf{b: b}
+	for c.more() {
+		field, wt := c.tag()
+		switch {
+		case field == 2 && wt == 1:
+			num = c.double()
+			kind = 2
+		case field == 3 && wt == 2:
+			s, kind = bytesToString(c.bytes()), 3
+		case field == 4 && wt == 0:
+			bv, kind = c.varint() != 0, 4
+		case field == 5 && wt == 2:
+			sub, kind = c.bytes(), 5
+		default:
+			c.skip(wt)
+		}
+	}
+	return
+}
+
+// pbStructNumber returns the first of two Struct fields as milliseconds
+// (the second is in seconds), or -1.
+func pbStructNumber(b []byte, msKey, secKey string) int64 {
+	c := pbuf{b: b}
+	for c.more() {
+		field, wt := c.tag()
+		if field != 1 || wt != 2 {
+			c.skip(wt)
+			continue
+		}
+		k, v := pbMapEntryRaw(c.bytes())
+		if k != msKey && k != secKey {
+			continue
+		}
+		_, _, num, kind, _ := pbValue(v)
+		if kind != 2 {
+			continue
+		}
+		if k == secKey {
+			num *= 1000
+		}
+		return int64(num)
+	}
+	return -1
+}
+
+func pbMapEntry(b []byte) (k, v string) {
+	kk, vv := pbMapEntryRaw(b)
+	return kk, bytesToString(vv)
+}
+
+func pbMapEntryRaw(b []byte) (k string, v []byte) {
+	c := pbuf{b: b}
+	for c.more() {
+		field, wt := c.tag()
+		switch {
+		case field == 1 && wt == 2:
+			k = bytesToString(c.bytes())
+		case field == 2 && wt == 2:
+			v = c.bytes()
+		default:
+			c.skip(wt)
+		}
+	}
+	return
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// pbuf is a protobuf wire-format cursor with a sticky error: read fields
+// unconditionally, check bad once. Lengths larger than the bytes left are
+// refused, so hostile input cannot make it allocate or over-read.
+type pbuf struct {
+	b   []byte
+	p   int
+	bad bool
+}
+
+func (c *pbuf) more() bool { return !c.bad && c.p < len(c.b) }
+
+func (c *pbuf) varint() uint64 {
+	var x uint64
+	for shift := uint(0); shift < 64; shift += 7 {
+		if c.p >= len(c.b) {
+			c.bad = true
+			return 0
+		}
+		by := c.b[c.p]
+		c.p++
+		x |= uint64(by&0x7f) << shift
+		if by < 0x80 {
+			return x
+		}
+	}
+	c.bad = true
+	return 0
+}
+
+func (c *pbuf) tag() (field int, wt int) {
+	t := c.varint()
+	if t>>3 == 0 || t>>3 > 1<<29 {
+		c.bad = true
+	}
+	return int(t >> 3), int(t & 7)
+}
+
+func (c *pbuf) bytes() []byte {
+	n := c.varint()
+	if c.bad || n > uint64(len(c.b)-c.p) {
+		c.bad = true
+		return nil
+	}
+	s := c.b[c.p : c.p+int(n)]
+	c.p += int(n)
+	return s
+}
+
+func (c *pbuf) double() float64 {
+	if len(c.b)-c.p < 8 {
+		c.bad = true
+		return 0
+	}
+	var u uint64
+	for i := 7; i >= 0; i-- {
+		u = u<<8 | uint64(c.b[c.p+i])
+	}
+	c.p += 8
+	return math.Float64frombits(u)
+}
+
+func (c *pbuf) skip(wt int) {
+	switch wt {
+	case 0:
+		c.varint()
+	case 1:
+		if len(c.b)-c.p < 8 {
+			c.bad = true
+			return
+		}
+		c.p += 8
+	case 2:
+		c.bytes()
+	case 5:
+		if len(c.b)-c.p < 4 {
+			c.bad = true
+			return
+		}
+		c.p += 4
+	default:
+		c.bad = true // groups (3, 4) are not used by these messages
+	}
+}

@@ -1,0 +1,292 @@
+package parse
+
+import (
+	"strings"
+	"time"
+)
+
+// hdrInfo is what the decoder reads from HTTP response headers (or gRPC
+// metadata). Values are views of the input.
+type hdrInfo struct {
+	contentType     string
+	retryAfter      string
+	rateLimit       string // RateLimit (draft -08+ list, or -07 dictionary)
+	rateLimitPolicy string // RateLimit-Policy
+	rlResetField    string // RateLimit-Reset (drafts <= -06)
+	xrlReset        string // X-RateLimit-Reset (GitHub epoch or Envoy delta)
+	xrlResource     string // X-RateLimit-Resource (GitHub) — the limit's name
+	requestID       string // X-Request-Id / Request-Id
+	envoyLimited    bool   // x-envoy-ratelimited
+	envoyOverloaded bool   // x-envoy-overloaded
+	credential      bool   // a credential header was present (and dropped)
+}
+
+// sensitiveHeader reports whether a header carries a credential and must
+// never be stored.
+func sensitiveHeader(name string) bool {
+	switch {
+	case strings.EqualFold(name, "Authorization"), strings.EqualFold(name, "Proxy-Authorization"),
+		strings.EqualFold(name, "Cookie"), strings.EqualFold(name, "Set-Cookie"),
+		strings.EqualFold(name, "DPoP"), strings.EqualFold(name, "X-Api-Key"),
+		strings.EqualFold(name, "Api-Key"), strings.EqualFold(name, "X-Auth-Token"):
+		return true
+	}
+	return len(name) > 8 && strings.EqualFold(name[len(name)-8:], "-api-key")
+}
+
+func readHeaders(hs []Header) hdrInfo {
+	var h hdrInfo
+	for i := range hs {
+		n, v := hs[i].Name, strings.TrimSpace(hs[i].Value)
+		switch {
+		case sensitiveHeader(n):
+			h.credential = true
+		case strings.EqualFold(n, "Content-Type"):
+			h.contentType = v
+		case strings.EqualFold(n, "Retry-After"):
+			h.retryAfter = v
+		case strings.EqualFold(n, "RateLimit"):
+			h.rateLimit = joinHeader(h.rateLimit, v)
+		case strings.EqualFold(n, "RateLimit-Policy"):
+			h.rateLimitPolicy = joinHeader(h.rateLimitPolicy, v)
+		case strings.EqualFold(n, "RateLimit-Reset"):
+			h.rlResetField = v
+		case strings.EqualFold(n, "X-RateLimit-Reset"):
+			h.xrlReset = v
+		case strings.EqualFold(n, "X-RateLimit-Resource"):
+			h.xrlResource = v
+		case strings.EqualFold(n, "X-Request-Id"), strings.EqualFold(n, "Request-Id"), strings.EqualFold(n, "X-Correlation-Id"):
+			h.requestID = v
+		case strings.EqualFold(n, "X-Envoy-Ratelimited"):
+			h.envoyLimited = true
+		case strings.EqualFold(n, "X-Envoy-Overloaded"):
+			h.envoyOverloaded = true
+		}
+	}
+	return h
+}
+
+// joinHeader keeps the first line of a split list field; a second line is
+// rare enough that the first policy is what we report.
+func joinHeader(old, v string) string {
+	if old != "" {
+		return old
+	}
+	return v
+}
+
+// mediaType returns the content type without parameters, lower-cased
+// comparison left to the caller (EqualFold).
+func mediaType(ct string) string {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.TrimSpace(ct)
+}
+
+func isJSONMedia(ct string) bool {
+	mt := mediaType(ct)
+	return strings.EqualFold(mt, "application/json") || strings.EqualFold(mt, "application/a2a+json") ||
+		strings.EqualFold(mt, "application/problem+json") ||
+		(len(mt) > 5 && strings.EqualFold(mt[len(mt)-5:], "+json"))
+}
+
+func isSSEMedia(ct string) bool { return strings.EqualFold(mediaType(ct), "text/event-stream") }
+
+// retryAfterMS parses a Retry-After value: delay-seconds or an HTTP-date in
+// any of its three forms (RFC 9110 §10.2.3), relative to nowMS. A date in the
+// past gives 0.
+func retryAfterMS(v string, nowMS int64) (int64, bool) {
+	if v == "" {
+		return 0, false
+	}
+	if n, ok := parseIntPrefix([]byte(v)); ok && n >= 0 && isDigits(v) {
+		return n * 1000, true
+	}
+	for _, layout := range httpDateLayouts {
+		if t, err := time.Parse(layout, v); err == nil {
+			d := t.UnixMilli() - nowMS
+			if d < 0 {
+				d = 0
+			}
+			return d, true
+		}
+	}
+	return 0, false
+}
+
+var httpDateLayouts = [...]string{
+	"Mon, 02 Jan 2006 15:04:05 GMT",  // IMF-fixdate
+	"Monday, 02-Jan-06 15:04:05 GMT", // RFC 850
+	"Mon Jan _2 15:04:05 2006",       // asctime
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// rateLimitReset reads the seconds until reset from the RateLimit header in
+// any draft generation, and the policy name when one is given.
+//
+//	-08 and later: "default";r=0;t=12   (named list item; t delta seconds)
+//	-07:           limit=100, remaining=0, reset=12
+//	<= -06:        RateLimit-Reset: 12 (separate field)
+func (h *hdrInfo) rateLimitReset() (ms int64, policy string, ok bool) {
+	if v := h.rateLimit; v != "" {
+		// Take the first list member.
+		item := v
+		if i := strings.IndexByte(item, ','); i >= 0 && strings.HasPrefix(strings.TrimSpace(item), `"`) {
+			item = item[:i]
+		}
+		item = strings.TrimSpace(item)
+		if strings.HasPrefix(item, `"`) {
+			if j := strings.IndexByte(item[1:], '"'); j >= 0 {
+				policy = item[1 : 1+j]
+				if t, found := sfParam(item[2+j:], "t"); found {
+					if n, ok := parseIntPrefix([]byte(t)); ok && n >= 0 {
+						return n * 1000, policy, true
+					}
+				}
+				return 0, policy, false
+			}
+		}
+		// -07 dictionary form.
+		for _, part := range splitComma(v) {
+			k, val, found := strings.Cut(strings.TrimSpace(part), "=")
+			if found && strings.TrimSpace(k) == "reset" {
+				if n, ok := parseIntPrefix([]byte(strings.TrimSpace(val))); ok && n >= 0 {
+					return n * 1000, "", true
+				}
+			}
+		}
+	}
+	if h.rlResetField != "" && isDigits(h.rlResetField) {
+		n, _ := parseIntPrefix([]byte(h.rlResetField))
+		return n * 1000, "", true
+	}
+	return 0, "", false
+}
+
+// policyName returns the name of the first RateLimit-Policy item, if any.
+func (h *hdrInfo) policyName() string {
+	v := strings.TrimSpace(h.rateLimitPolicy)
+	if strings.HasPrefix(v, `"`) {
+		if j := strings.IndexByte(v[1:], '"'); j >= 0 {
+			return v[1 : 1+j]
+		}
+	}
+	return ""
+}
+
+// sfParam finds ;name=value in a structured-field parameter list.
+func sfParam(params, name string) (string, bool) {
+	for params != "" {
+		i := strings.IndexByte(params, ';')
+		if i < 0 {
+			return "", false
+		}
+		params = params[i+1:]
+		end := strings.IndexByte(params, ';')
+		p := params
+		if end >= 0 {
+			p = params[:end]
+		}
+		k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+		if k == name {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
+}
+
+// splitComma splits without allocating more than a small fixed array.
+func splitComma(s string) []string {
+	var out [8]string
+	n := 0
+	for n < len(out)-1 {
+		i := strings.IndexByte(s, ',')
+		if i < 0 {
+			break
+		}
+		out[n] = s[:i]
+		n++
+		s = s[i+1:]
+	}
+	out[n] = s
+	return out[:n+1]
+}
+
+// xRateLimitResetMS reads X-RateLimit-Reset. GitHub sends UTC epoch seconds,
+// Envoy and most gateways the delta in seconds. A value above 10^9 is taken
+// as epoch seconds (a delta of 31 years is implausible); above 10^12 as epoch
+// milliseconds. This is a heuristic, documented in docs/record.md.
+func xRateLimitResetMS(v string, nowMS int64) (int64, bool) {
+	if !isDigits(v) {
+		return 0, false
+	}
+	n, ok := parseIntPrefix([]byte(v))
+	if !ok {
+		return 0, false
+	}
+	var d int64
+	switch {
+	case n >= 1e12:
+		d = n - nowMS
+	case n >= 1e9:
+		d = n*1000 - nowMS
+	default:
+		d = n * 1000
+	}
+	if d < 0 {
+		d = 0
+	}
+	return d, true
+}
+
+// durationMS parses a ProtoJSON Duration string such as "12s" or "1.500s".
+func durationMS(s []byte) (int64, bool) {
+	if len(s) < 2 || s[len(s)-1] != 's' {
+		return 0, false
+	}
+	s = s[:len(s)-1]
+	neg := false
+	if s[0] == '-' {
+		neg, s = true, s[1:]
+	}
+	var sec, frac, scale int64 = 0, 0, 1000
+	i := 0
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		if sec > 1<<40 {
+			return 0, false
+		}
+		sec = sec*10 + int64(s[i]-'0')
+	}
+	if i == 0 {
+		return 0, false
+	}
+	if i < len(s) {
+		if s[i] != '.' {
+			return 0, false
+		}
+		i++
+		for ; i < len(s); i++ {
+			if s[i] < '0' || s[i] > '9' {
+				return 0, false
+			}
+			if scale > 1 {
+				scale /= 10
+				frac += int64(s[i]-'0') * scale
+			}
+		}
+	}
+	ms := sec*1000 + frac
+	if neg {
+		ms = -ms
+	}
+	return ms, true
+}
