@@ -1,0 +1,106 @@
+package schema
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+// Result tells what Migrate did.
+type Result struct {
+	Server  ServerVersion
+	Applied []int // versions applied by this call
+	Current []int // versions already applied with the same DDL
+	// Drifted lists versions applied on another server version whose DDL
+	// renders differently now (typically after a ClickHouse upgrade). The
+	// existing tables are kept as they are; they are not an error.
+	Drifted []int
+}
+
+// ChecksumError says that a migration applied earlier on this same server
+// version now renders differently: its definition was edited after it was
+// applied. Add a new migration instead of editing an old one.
+type ChecksumError struct {
+	Version   int
+	Name      string
+	Applied   string
+	Rendered  string
+	OnVersion string
+}
+
+func (e *ChecksumError) Error() string {
+	return fmt.Sprintf("schema: migration %03d (%s) was applied on %s with checksum %.12s but now renders as %.12s: add a new migration instead of editing an applied one",
+		e.Version, e.Name, e.OnVersion, e.Applied, e.Rendered)
+}
+
+// Migrate brings the database up to date: it detects the server version,
+// renders the DDL for it, runs the bootstrap (database and
+// schema_migrations) and every migration not yet recorded, and records each
+// one after all its statements succeeded. Every statement is idempotent, so
+// running Migrate again, concurrently from two processes, or after a failure
+// half way is safe.
+func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error) {
+	if err := opts.Validate(); err != nil {
+		return Result{}, err
+	}
+	opts = opts.withDefaults()
+	v, err := DetectVersion(ctx, conn)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Server: v}
+	migs := Render(v, opts)
+	for _, st := range migs[0].Statements {
+		if err := conn.Exec(ctx, st); err != nil {
+			return res, fmt.Errorf("schema: bootstrap: %w\n%s", err, st)
+		}
+	}
+	type applied struct{ checksum, server string }
+	done := map[int]applied{}
+	rows, err := conn.Query(ctx, fmt.Sprintf(
+		"SELECT version, argMax(checksum, applied_at), argMax(server_version, applied_at) FROM %s.%s GROUP BY version",
+		opts.Database, TableMigrations))
+	if err != nil {
+		return res, fmt.Errorf("schema: read %s: %w", TableMigrations, err)
+	}
+	for rows.Next() {
+		var ver uint32
+		var a applied
+		if err := rows.Scan(&ver, &a.checksum, &a.server); err != nil {
+			rows.Close()
+			return res, fmt.Errorf("schema: read %s: %w", TableMigrations, err)
+		}
+		done[int(ver)] = a
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return res, fmt.Errorf("schema: read %s: %w", TableMigrations, err)
+	}
+	for _, m := range migs[1:] {
+		if a, ok := done[m.Version]; ok {
+			switch {
+			case a.checksum == m.Checksum:
+				res.Current = append(res.Current, m.Version)
+			case a.server != v.String():
+				res.Drifted = append(res.Drifted, m.Version)
+			default:
+				return res, &ChecksumError{m.Version, m.Name, a.checksum, m.Checksum, a.server}
+			}
+			continue
+		}
+		for i, st := range m.Statements {
+			if err := conn.Exec(ctx, st); err != nil {
+				return res, fmt.Errorf("schema: migration %03d (%s), statement %d: %w\n%s", m.Version, m.Name, i+1, err, st)
+			}
+		}
+		err := conn.Exec(ctx, fmt.Sprintf(
+			"INSERT INTO %s.%s (version, name, checksum, server_version, applied_at) VALUES (?, ?, ?, ?, now())",
+			opts.Database, TableMigrations), uint32(m.Version), m.Name, m.Checksum, v.String())
+		if err != nil {
+			return res, fmt.Errorf("schema: record migration %03d: %w", m.Version, err)
+		}
+		res.Applied = append(res.Applied, m.Version)
+	}
+	return res, nil
+}

@@ -1,0 +1,208 @@
+package schema
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+// ErrorRow is one row of errors as Lookup returns it.
+type ErrorRow struct {
+	EventID               string    `ch:"event_id"`
+	ObservedAt            time.Time `ch:"observed_at"`
+	ObservedAtMS          uint64    `ch:"observed_at_ms"`
+	IngestedAt            time.Time `ch:"ingested_at"`
+	KafkaTopic            string    `ch:"kafka_topic"`
+	KafkaPartition        int32     `ch:"kafka_partition"`
+	KafkaOffset           int64     `ch:"kafka_offset"`
+	SourceKind            string    `ch:"source_kind"`
+	SourceID              string    `ch:"source_id"`
+	Agent                 string    `ch:"agent"`
+	Endpoint              string    `ch:"endpoint"`
+	Caller                string    `ch:"caller"`
+	Method                string    `ch:"method"`
+	Attempt               uint16    `ch:"attempt"`
+	HTTPRequestID         string    `ch:"http_request_id"`
+	JSONRPCID             string    `ch:"jsonrpc_id"`
+	MessageID             string    `ch:"message_id"`
+	TaskID                string    `ch:"task_id"`
+	IdempotencyKeyHash    uint64    `ch:"idempotency_key_hash"`
+	Protocol              string    `ch:"protocol"`
+	Binding               string    `ch:"binding"`
+	Envelope              string    `ch:"envelope"`
+	HTTPStatus            uint16    `ch:"http_status"`
+	GRPCStatus            string    `ch:"grpc_status"`
+	JSONRPCCode           int32     `ch:"jsonrpc_code"`
+	Code                  string    `ch:"code"`
+	Reason                string    `ch:"reason"`
+	Domain                string    `ch:"domain"`
+	Kind                  string    `ch:"kind"`
+	Typed                 uint8     `ch:"typed"`
+	Retryable             int8      `ch:"retryable"`
+	RetryableSource       string    `ch:"retryable_source"`
+	RetryAfterMS          int64     `ch:"retry_after_ms"`
+	RetryAfterSource      string    `ch:"retry_after_source"`
+	LimitName             string    `ch:"limit_name"`
+	Scope                 string    `ch:"scope"`
+	ErrorID               string    `ch:"error_id"`
+	RequestID             string    `ch:"request_id"`
+	Message               string    `ch:"message"`
+	ViolationFields       []string  `ch:"violation_fields"`
+	ViolationDescriptions []string  `ch:"violation_descriptions"`
+	Findings              []string  `ch:"findings"`
+}
+
+// LookupQuery returns the query behind Lookup, with one parameter (the id)
+// used twice. It reads error_lookup by its sorting key (id first), then
+// fetches the errors rows by their sorting-key prefix (agent, observed_at,
+// event_id) and partition (the day of observed_at), so neither table is
+// scanned. FINAL collapses replayed duplicates. In a cluster the subquery
+// reads the shard-local error_lookup: a row and its lookup entries are on the
+// same shard, so a plain (not GLOBAL) IN is exact.
+func LookupQuery(opts Options) string {
+	opts = opts.withDefaults()
+	lookup := TableErrorLookup
+	if opts.Cluster != "" {
+		lookup += "_local"
+	}
+	keys := fmt.Sprintf("SELECT agent, observed_at, event_id FROM %s.%s WHERE id = ?", opts.Database, lookup)
+	days := fmt.Sprintf("SELECT toYYYYMMDD(observed_at) FROM %s.%s WHERE id = ?", opts.Database, lookup)
+	return fmt.Sprintf("SELECT %s\nFROM %s.%s FINAL\nWHERE toYYYYMMDD(observed_at) IN (%s)\n  AND (agent, observed_at, event_id) IN (%s)\nORDER BY observed_at, agent, event_id",
+		strings.Join(names(errorsColumns), ", "), opts.Database, TableErrors, days, keys)
+}
+
+// Lookup returns the errors rows that carry id as their error_id,
+// request_id, event_id, message_id, task_id or http_request_id.
+func Lookup(ctx context.Context, conn driver.Conn, opts Options, id string) ([]ErrorRow, error) {
+	var out []ErrorRow
+	if id == "" {
+		return nil, nil
+	}
+	if err := conn.Select(ctx, &out, LookupQuery(opts), id, id); err != nil {
+		return nil, fmt.Errorf("schema: lookup %q: %w", id, err)
+	}
+	return out, nil
+}
+
+// Progress returns, per Kafka partition of topic, the highest offset whose
+// block is in ClickHouse. The ingester reads it when it is assigned a
+// partition and skips every message at or below it: those are already stored
+// (as errors or dead_letter rows) by an insert whose Kafka commit was lost.
+//
+// It is exact only if, per partition, a batch is inserted after the previous
+// batch of that partition succeeded (offsets in order, no holes), which is
+// what the ingester guarantees by retrying a failed batch before moving on.
+func Progress(ctx context.Context, conn driver.Conn, opts Options, topic string) (map[int32]int64, error) {
+	opts = opts.withDefaults()
+	rows, err := conn.Query(ctx, fmt.Sprintf(
+		"SELECT kafka_partition, max(max_offset) FROM %s.%s WHERE kafka_topic = ? GROUP BY kafka_partition",
+		opts.Database, TableIngestProgress), topic)
+	if err != nil {
+		return nil, fmt.Errorf("schema: progress of %q: %w", topic, err)
+	}
+	defer rows.Close()
+	out := map[int32]int64{}
+	for rows.Next() {
+		var p int32
+		var off int64
+		if err := rows.Scan(&p, &off); err != nil {
+			return nil, fmt.Errorf("schema: progress of %q: %w", topic, err)
+		}
+		out[p] = off
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("schema: progress of %q: %w", topic, err)
+	}
+	return out, nil
+}
+
+// Dropped names one partition that Retain dropped.
+type Dropped struct {
+	Table     string
+	Partition string
+}
+
+// Retain drops whole day partitions older than days from errors,
+// dead_letter and error_lookup, and older than max(days,
+// opts.RollupRetentionDays) from errors_1m and outcomes_1m. It is the
+// retention of servers without TTL (before 19.6); on newer servers the TTL
+// does the same in the background and Retain is a harmless extra. The
+// ingester calls it periodically. Partitions are days in the server's time
+// zone; "older than days" means before today()-days.
+func Retain(ctx context.Context, conn driver.Conn, opts Options, days int) ([]Dropped, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if days < 1 {
+		return nil, fmt.Errorf("schema: retain: days must be at least 1, got %d", days)
+	}
+	opts = opts.withDefaults()
+	rollup := max(days, opts.RollupRetentionDays)
+	plan := []struct {
+		table string
+		days  int
+	}{
+		{TableErrors, days}, {TableDeadLetter, days}, {TableErrorLookup, days},
+		{TableErrors1m, rollup}, {TableOutcomes1m, rollup},
+	}
+	parts := "system.parts"
+	if opts.Cluster != "" {
+		parts = fmt.Sprintf("cluster('%s', system, parts)", opts.Cluster)
+	}
+	var dropped []Dropped
+	for _, p := range plan {
+		local := p.table
+		if opts.Cluster != "" {
+			local += "_local"
+		}
+		rows, err := conn.Query(ctx, fmt.Sprintf(
+			"SELECT DISTINCT partition FROM %s WHERE database = ? AND table = ? AND active AND toUInt32OrZero(partition) < toYYYYMMDD(today() - %d) ORDER BY partition",
+			parts, p.days), opts.Database, local)
+		if err != nil {
+			return dropped, fmt.Errorf("schema: retain %s: %w", p.table, err)
+		}
+		var old []string
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				rows.Close()
+				return dropped, fmt.Errorf("schema: retain %s: %w", p.table, err)
+			}
+			old = append(old, s)
+		}
+		rows.Close()
+		for _, part := range old {
+			if !isDigits(part) {
+				continue // not a toYYYYMMDD partition: never ours to drop
+			}
+			q := fmt.Sprintf("ALTER TABLE %s.%s%s DROP PARTITION %s", opts.Database, local, onCluster(opts), part)
+			if err := conn.Exec(ctx, q); err != nil {
+				return dropped, fmt.Errorf("schema: retain %s: drop partition %s: %w", p.table, part, err)
+			}
+			dropped = append(dropped, Dropped{p.table, part})
+		}
+	}
+	return dropped, nil
+}
+
+func onCluster(o Options) string {
+	if o.Cluster != "" {
+		return " ON CLUSTER " + o.Cluster
+	}
+	return ""
+}
+
+func isDigits(s string) bool {
+	if len(s) != 8 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

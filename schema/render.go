@@ -1,0 +1,440 @@
+package schema
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Table names. In a cluster rendering these are the Distributed tables that
+// queries use; the data lives in "<name>_local" on each shard.
+const (
+	TableLanding        = "landing"
+	TableErrors         = "errors"
+	TableDeadLetter     = "dead_letter"
+	TableErrorLookup    = "error_lookup"
+	TableErrors1m       = "errors_1m"
+	TableOutcomes1m     = "outcomes_1m"
+	TableIngestProgress = "ingest_progress"
+	TableMigrations     = "schema_migrations"
+)
+
+// Defaults of Options.
+const (
+	DefaultDatabase            = "errtrail"
+	DefaultRetentionDays       = 30
+	DefaultRollupRetentionDays = 90
+)
+
+// Options select the rendering.
+type Options struct {
+	// Database holds every errtrail table. Default "errtrail".
+	Database string
+	// Cluster, when set, renders ON CLUSTER DDL, Replicated* engines
+	// ({shard} and {replica} macros) and Distributed tables over the local
+	// ones. See docs/schema.md.
+	Cluster string
+	// RetentionDays bounds errors, dead_letter and error_lookup (TTL where the
+	// server has it, Retain elsewhere). Default 30.
+	RetentionDays int
+	// RollupRetentionDays bounds errors_1m and outcomes_1m. Default 90, and
+	// never less than RetentionDays.
+	RollupRetentionDays int
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Validate reports options that cannot be rendered safely. Names are
+// restricted to plain identifiers because they are spliced into DDL.
+func (o Options) Validate() error {
+	o = o.withDefaults()
+	if !identRE.MatchString(o.Database) {
+		return fmt.Errorf("schema: database name %q is not a plain identifier", o.Database)
+	}
+	if o.Cluster != "" && !identRE.MatchString(o.Cluster) {
+		return fmt.Errorf("schema: cluster name %q is not a plain identifier", o.Cluster)
+	}
+	if o.RetentionDays < 1 || o.RollupRetentionDays < 1 {
+		return fmt.Errorf("schema: retention must be at least one day")
+	}
+	return nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.Database == "" {
+		o.Database = DefaultDatabase
+	}
+	if o.RetentionDays == 0 {
+		o.RetentionDays = DefaultRetentionDays
+	}
+	if o.RollupRetentionDays == 0 {
+		o.RollupRetentionDays = DefaultRollupRetentionDays
+	}
+	if o.RollupRetentionDays < o.RetentionDays {
+		o.RollupRetentionDays = o.RetentionDays
+	}
+	return o
+}
+
+// Migration is one versioned step. Statements are complete DDL statements
+// without a trailing semicolon; each is idempotent (IF NOT EXISTS), so a step
+// that failed half way is simply run again.
+type Migration struct {
+	Version    int
+	Name       string
+	Statements []string
+	// Checksum identifies the rendered DDL (sha256, hex). Retention days are
+	// left out so that changing them does not look like an edited migration.
+	Checksum string
+}
+
+// Render returns the migrations for a server of version v. The first one,
+// version 0, creates the database and schema_migrations; Migrate runs it every
+// time and does not record it.
+func Render(v ServerVersion, opts Options) []Migration {
+	opts = opts.withDefaults()
+	migs := (&renderer{v: v, f: FeaturesOf(v), o: opts}).migrations()
+	norm := opts
+	norm.RetentionDays, norm.RollupRetentionDays = DefaultRetentionDays, DefaultRollupRetentionDays
+	for i, m := range (&renderer{v: v, f: FeaturesOf(v), o: norm}).migrations() {
+		sum := sha256.Sum256([]byte(m.Name + "\n" + strings.Join(m.Statements, ";\n")))
+		migs[i].Checksum = hex.EncodeToString(sum[:])
+	}
+	return migs
+}
+
+type renderer struct {
+	v ServerVersion
+	f Features
+	o Options
+}
+
+func (r *renderer) migrations() []Migration {
+	return []Migration{
+		{Version: 0, Name: "bootstrap", Statements: r.bootstrap()},
+		{Version: 1, Name: "landing, errors and dead_letter", Statements: r.m001()},
+		{Version: 2, Name: "error_lookup", Statements: r.m002()},
+		{Version: 3, Name: "errors_1m and outcomes_1m rollups", Statements: r.m003()},
+		{Version: 4, Name: "ingest_progress", Statements: r.m004()},
+	}
+}
+
+// local is the name of the table that holds the data.
+func (r *renderer) local(name string) string {
+	if r.o.Cluster != "" {
+		return name + "_local"
+	}
+	return name
+}
+
+func (r *renderer) q(name string) string { return r.o.Database + "." + name }
+
+func (r *renderer) onCluster() string {
+	if r.o.Cluster != "" {
+		return " ON CLUSTER " + r.o.Cluster
+	}
+	return ""
+}
+
+func (r *renderer) colType(c col) string {
+	if c.lc && r.f.LowCardinality {
+		return "LowCardinality(" + c.typ + ")"
+	}
+	return c.typ
+}
+
+func (r *renderer) colDef(c col) string {
+	s := c.name + " " + r.colType(c)
+	if !r.f.Codecs {
+		return s
+	}
+	switch c.codec {
+	case codecText:
+		s += " CODEC(ZSTD(1))"
+	case codecBlob:
+		s += " CODEC(ZSTD(3))"
+	case codecTime:
+		if r.f.DoubleDelta {
+			s += " CODEC(DoubleDelta, ZSTD(1))"
+		} else {
+			s += " CODEC(Delta, ZSTD(1))"
+		}
+	case codecSeq:
+		s += " CODEC(Delta, ZSTD(1))"
+	}
+	return s
+}
+
+// table describes one MergeTree-family table.
+type table struct {
+	name      string
+	cols      []col
+	indexes   []string // data-skipping indexes, rendered only where supported
+	engine    string   // e.g. "ReplacingMergeTree"
+	args      string   // engine arguments, e.g. "ingested_at"
+	partition string
+	orderBy   string
+	ttl       string // TTL expression without days, e.g. "observed_at"
+	ttlDays   int
+	shardKey  string // Distributed sharding key in a cluster rendering
+}
+
+func (r *renderer) createTable(t table) []string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s%s\n(\n", r.q(r.local(t.name)), r.onCluster())
+	defs := make([]string, 0, len(t.cols)+len(t.indexes))
+	for _, c := range t.cols {
+		defs = append(defs, "    "+r.colDef(c))
+	}
+	if r.f.SkipIndexes {
+		for _, ix := range t.indexes {
+			defs = append(defs, "    INDEX "+ix)
+		}
+	}
+	b.WriteString(strings.Join(defs, ",\n"))
+	b.WriteString("\n)\n")
+	engine, args := t.engine, t.args
+	if r.o.Cluster != "" && strings.HasSuffix(engine, "MergeTree") {
+		path := fmt.Sprintf("'/clickhouse/tables/{shard}/%s/%s', '{replica}'", r.o.Database, r.local(t.name))
+		if t.name == TableMigrations {
+			// One copy on every node: the path has no {shard}.
+			path = fmt.Sprintf("'/clickhouse/tables/all/%s/%s', '{replica}'", r.o.Database, t.name)
+		}
+		engine = "Replicated" + engine
+		if args != "" {
+			args = path + ", " + args
+		} else {
+			args = path
+		}
+	}
+	fmt.Fprintf(&b, "ENGINE = %s(%s)", engine, args)
+	if t.partition != "" {
+		b.WriteString("\nPARTITION BY " + t.partition)
+	}
+	if t.orderBy != "" {
+		b.WriteString("\nORDER BY " + t.orderBy)
+	}
+	if t.ttl != "" && r.f.TTL {
+		fmt.Fprintf(&b, "\nTTL %s + INTERVAL %d DAY", t.ttl, t.ttlDays)
+	}
+	out := []string{b.String()}
+	if r.o.Cluster != "" && t.name != TableMigrations {
+		out = append(out, r.distributed(t.name, t.cols, t.shardKey))
+	}
+	return out
+}
+
+// distributed renders the Distributed table that queries (and, for
+// landing, the ingester) use in a cluster. Its columns carry no codecs or
+// indexes; the types are those of the local table.
+func (r *renderer) distributed(name string, cols []col, shardKey string) string {
+	if shardKey == "" {
+		shardKey = "rand()"
+	}
+	defs := make([]string, len(cols))
+	for i, c := range cols {
+		defs[i] = "    " + c.name + " " + r.colType(c)
+	}
+	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s%s\n(\n%s\n)\nENGINE = Distributed(%s, %s, %s, %s)",
+		r.q(name), r.onCluster(), strings.Join(defs, ",\n"), r.o.Cluster, r.o.Database, r.local(name), shardKey)
+}
+
+func (r *renderer) view(name, target, query string) string {
+	return fmt.Sprintf("CREATE MATERIALIZED VIEW IF NOT EXISTS %s%s TO %s AS\n%s",
+		r.q(name), r.onCluster(), r.q(r.local(target)), query)
+}
+
+// kafkaShard keeps all rows of one Kafka partition on one shard, so that
+// shard's ingest_progress row and the rows it vouches for are written by the
+// same local insert (see docs/schema.md, "Cluster").
+const kafkaShard = "cityHash64(kafka_topic, kafka_partition)"
+
+// eventIDExpr is the row identity: the producer's event_id, else the Kafka
+// coordinates (event contract: "Without it the row identity is
+// topic/partition/offset"). An empty event_id must never be stored in errors,
+// or every event of one agent and second would collapse into one row.
+const eventIDExpr = "if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset)))"
+
+func (r *renderer) bootstrap() []string {
+	return append([]string{"CREATE DATABASE IF NOT EXISTS " + r.o.Database + r.onCluster()},
+		r.createTable(table{
+			name: TableMigrations, cols: migrationsColumns,
+			engine: "ReplacingMergeTree", args: "applied_at", orderBy: "version",
+		})...)
+}
+
+func (r *renderer) m001() []string {
+	var out []string
+	// landing: the ingester's single insert target. Null keeps nothing; the
+	// materialized views below see every inserted block.
+	landing := make([]col, len(LandingColumns))
+	for i, c := range LandingColumns {
+		landing[i] = col{name: c.Name, typ: c.Type}
+	}
+	{
+		var b strings.Builder
+		fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s%s\n(\n", r.q(r.local(TableLanding)), r.onCluster())
+		defs := make([]string, len(landing))
+		for i, c := range landing {
+			defs[i] = "    " + c.name + " " + c.typ
+		}
+		b.WriteString(strings.Join(defs, ",\n"))
+		b.WriteString("\n)\nENGINE = Null")
+		out = append(out, b.String())
+		if r.o.Cluster != "" {
+			out = append(out, r.distributed(TableLanding, landing, kafkaShard))
+		}
+	}
+	out = append(out, r.createTable(table{
+		name: TableErrors, cols: errorsColumns,
+		indexes: []string{
+			"idx_error_id error_id TYPE bloom_filter(0.01) GRANULARITY 4",
+			"idx_request_id request_id TYPE bloom_filter(0.01) GRANULARITY 4",
+			"idx_http_request_id http_request_id TYPE bloom_filter(0.01) GRANULARITY 4",
+			"idx_message message TYPE tokenbf_v1(8192, 3, 0) GRANULARITY 4",
+		},
+		engine: "ReplacingMergeTree", args: "ingested_at",
+		partition: "toYYYYMMDD(observed_at)",
+		orderBy:   "(agent, observed_at, event_id)",
+		ttl:       "observed_at", ttlDays: r.o.RetentionDays,
+		shardKey: kafkaShard,
+	})...)
+	out = append(out, r.createTable(table{
+		name: TableDeadLetter, cols: deadLetterColumns,
+		engine: "ReplacingMergeTree", args: "ingested_at",
+		partition: "toYYYYMMDD(ingested_at)",
+		orderBy:   "(kafka_topic, kafka_partition, kafka_offset)",
+		ttl:       "ingested_at", ttlDays: r.o.RetentionDays,
+		shardKey: kafkaShard,
+	})...)
+	sel := make([]string, len(errorsColumns))
+	for i, c := range errorsColumns {
+		sel[i] = "    " + c.name
+		if c.name == "event_id" {
+			sel[i] = "    " + eventIDExpr + " AS event_id"
+		}
+	}
+	out = append(out, r.view("mv1_errors", TableErrors,
+		"SELECT\n"+strings.Join(sel, ",\n")+"\nFROM "+r.q(r.local(TableLanding))+"\nWHERE dead = 0"))
+	out = append(out, r.view("mv2_dead_letter", TableDeadLetter,
+		"SELECT\n    "+strings.Join(names(deadLetterColumns), ",\n    ")+"\nFROM "+r.q(r.local(TableLanding))+"\nWHERE dead = 1"))
+	return out
+}
+
+// lookupIDs are the id columns indexed in error_lookup, by id_kind.
+var lookupIDs = []string{"error_id", "request_id", "event_id", "message_id", "task_id", "http_request_id"}
+
+func (r *renderer) m002() []string {
+	out := r.createTable(table{
+		name: TableErrorLookup, cols: lookupColumns,
+		engine: "ReplacingMergeTree", partition: "toYYYYMMDD(observed_at)",
+		orderBy: "(id, id_kind, agent, observed_at, event_id)",
+		ttl:     "observed_at", ttlDays: r.o.RetentionDays,
+	})
+	pairs := make([]string, len(lookupIDs))
+	for i, k := range lookupIDs {
+		src := k
+		if k == "event_id" {
+			src = "row_event_id"
+		}
+		pairs[i] = fmt.Sprintf("(%s, '%s')", src, k)
+	}
+	q := "SELECT\n" +
+		"    tupleElement(id_pair, 1) AS id,\n" +
+		"    tupleElement(id_pair, 2) AS id_kind,\n" +
+		"    observed_at,\n" +
+		"    agent,\n" +
+		"    row_event_id AS event_id\n" +
+		"FROM\n(\n" +
+		"    SELECT observed_at, agent, error_id, request_id, message_id, task_id, http_request_id,\n" +
+		"        " + eventIDExpr + " AS row_event_id\n" +
+		"    FROM " + r.q(r.local(TableLanding)) + "\n" +
+		"    WHERE dead = 0\n)\n" +
+		"ARRAY JOIN arrayFilter(p -> tupleElement(p, 1) != '', [" + strings.Join(pairs, ", ") + "]) AS id_pair"
+	return append(out, r.view("mv3_error_lookup", TableErrorLookup, q))
+}
+
+// untyped5xxExpr counts replies that failed on the server side without a
+// typed reason: HTTP 5xx, or the gRPC codes that map to 5xx.
+const untyped5xxExpr = "typed = 0 AND (http_status >= 500 OR grpc_status IN ('UNKNOWN', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'DEADLINE_EXCEEDED', 'UNIMPLEMENTED'))"
+
+func (r *renderer) m003() []string {
+	cols := append(append([]col{}, errors1mDims...), errors1mSums...)
+	dims := names(errors1mDims)
+	out := r.createTable(table{
+		name: TableErrors1m, cols: cols,
+		engine: "SummingMergeTree", args: "(" + strings.Join(names(errors1mSums), ", ") + ")",
+		partition: "toYYYYMMDD(minute)",
+		orderBy:   "(" + strings.Join(dims, ", ") + ")",
+		ttl:       "minute", ttlDays: r.o.RollupRetentionDays,
+	})
+	out = append(out, r.createTable(table{
+		name: TableOutcomes1m, cols: outcomesColumns,
+		engine: "SummingMergeTree", args: "(n)",
+		partition: "toYYYYMMDD(minute)",
+		orderBy:   "(kafka_topic, minute, outcome, dl_reason)",
+		ttl:       "minute", ttlDays: r.o.RollupRetentionDays,
+	})...)
+	sel := make([]string, 0, len(dims)+4)
+	for _, d := range dims {
+		if d == "minute" {
+			d = "toStartOfMinute(observed_at) AS minute"
+		}
+		sel = append(sel, "    "+d)
+	}
+	sel = append(sel,
+		"    count() AS n",
+		"    sumIf(retry_after_ms, retry_after_ms >= 0) AS retry_after_ms_sum",
+		"    countIf(retry_after_ms >= 0) AS with_retry_after",
+		"    countIf("+untyped5xxExpr+") AS untyped_5xx")
+	out = append(out, r.view("mv4_errors_1m", TableErrors1m,
+		"SELECT\n"+strings.Join(sel, ",\n")+"\nFROM "+r.q(r.local(TableLanding))+
+			"\nWHERE dead = 0\nGROUP BY "+strings.Join(dims, ", ")))
+	out = append(out, r.view("mv5_outcomes_1m", TableOutcomes1m,
+		"SELECT\n"+
+			"    toStartOfMinute(ingested_at) AS minute,\n"+
+			"    kafka_topic,\n"+
+			"    if(dead = 1, 'dead_letter', 'accepted') AS outcome,\n"+
+			"    dl_reason,\n"+
+			"    count() AS n\n"+
+			"FROM "+r.q(r.local(TableLanding))+"\n"+
+			"GROUP BY minute, kafka_topic, outcome, dl_reason"))
+	return out
+}
+
+func (r *renderer) m004() []string {
+	out := r.createTable(table{
+		name: TableIngestProgress, cols: progressColumns,
+		engine: "ReplacingMergeTree", args: "max_offset",
+		orderBy:  "(kafka_topic, kafka_partition)",
+		shardKey: kafkaShard,
+	})
+	// Named mv9_ so it runs after every other view: ClickHouse pushes a
+	// block to the views of a table in name order (checked on 18.16 and by
+	// scripts/check-modern-sql), so a failure half way through leaves
+	// progress behind the data, never ahead of it.
+	return append(out, r.view("mv9_ingest_progress", TableIngestProgress,
+		"SELECT\n"+
+			"    kafka_topic,\n"+
+			"    kafka_partition,\n"+
+			"    max(kafka_offset) AS max_offset,\n"+
+			"    max(ingested_at) AS updated_at\n"+
+			"FROM "+r.q(r.local(TableLanding))+"\n"+
+			"GROUP BY kafka_topic, kafka_partition"))
+}
+
+// SQL returns the migrations as one script: each statement ends with ";",
+// each migration starts with a comment line.
+func SQL(migs []Migration) string {
+	var b strings.Builder
+	for _, m := range migs {
+		fmt.Fprintf(&b, "-- %03d %s (checksum %s)\n", m.Version, m.Name, m.Checksum)
+		for _, s := range m.Statements {
+			b.WriteString(s)
+			b.WriteString(";\n\n")
+		}
+	}
+	return b.String()
+}

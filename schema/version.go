@@ -1,0 +1,82 @@
+package schema
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+// ServerVersion is a ClickHouse release as reported by SELECT version(),
+// e.g. 18.16.1 or 25.8.3.66. Only Major and Minor select features.
+type ServerVersion struct {
+	Major, Minor, Patch int
+}
+
+// Oldest and Modern are the two renderings errtrail is tested with: Debian's
+// clickhouse-server on the development machines and a current release
+// (production; checked in-process with chdb by scripts/check-modern-sql).
+var (
+	Oldest = ServerVersion{18, 16, 1}
+	Modern = ServerVersion{25, 8, 0}
+)
+
+// ParseServerVersion reads "25.8.3.66", "18.16.1" or "25.8".
+func ParseServerVersion(s string) (ServerVersion, error) {
+	parts := strings.Split(strings.TrimSpace(s), ".")
+	if len(parts) < 2 {
+		return ServerVersion{}, fmt.Errorf("schema: server version %q: want MAJOR.MINOR[.PATCH...]", s)
+	}
+	var n [3]int
+	for i := 0; i < 3 && i < len(parts); i++ {
+		v, err := strconv.Atoi(parts[i])
+		if err != nil || v < 0 {
+			return ServerVersion{}, fmt.Errorf("schema: server version %q: part %d is not a number", s, i+1)
+		}
+		n[i] = v
+	}
+	return ServerVersion{n[0], n[1], n[2]}, nil
+}
+
+func (v ServerVersion) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch) }
+
+// AtLeast reports whether v is major.minor or newer.
+func (v ServerVersion) AtLeast(major, minor int) bool {
+	return v.Major > major || (v.Major == major && v.Minor >= minor)
+}
+
+// DetectVersion asks the server for its version.
+func DetectVersion(ctx context.Context, conn driver.Conn) (ServerVersion, error) {
+	var s string
+	if err := conn.QueryRow(ctx, "SELECT version()").Scan(&s); err != nil {
+		return ServerVersion{}, fmt.Errorf("schema: SELECT version(): %w", err)
+	}
+	return ParseServerVersion(s)
+}
+
+// Features are the optional server capabilities the DDL uses. Each is on only
+// from the first release where it is generally available (not behind an
+// allow_experimental_* setting); the table in docs/schema.md gives the source.
+type Features struct {
+	LowCardinality bool // 19.3: allow_experimental_low_cardinality_type removed, type GA
+	Codecs         bool // 19.1: per-column CODEC(ZSTD, LZ4HC, Delta)
+	DoubleDelta    bool // 19.11: DoubleDelta and Gorilla codecs
+	TTL            bool // 19.6: table and column TTL
+	SkipIndexes    bool // 20.1: data-skipping indexes GA (bloom_filter since 19.6, tokenbf_v1 since 19.5, experimental)
+	// DateTime64 (20.1) is deliberately not used: observed_at stays DateTime
+	// and observed_at_ms carries the milliseconds, so the type a query sees is
+	// the same on every server.
+}
+
+// FeaturesOf returns the features errtrail uses on a server of version v.
+func FeaturesOf(v ServerVersion) Features {
+	return Features{
+		LowCardinality: v.AtLeast(19, 3),
+		Codecs:         v.AtLeast(19, 1),
+		DoubleDelta:    v.AtLeast(19, 11),
+		TTL:            v.AtLeast(19, 6),
+		SkipIndexes:    v.AtLeast(20, 1),
+	}
+}
