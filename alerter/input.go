@@ -1,0 +1,74 @@
+package alerter
+
+import "time"
+
+// Bucket counts the error replies one caller got from one agent in one time
+// bucket (errors_1m, or the raw errors table at a finer bucket).
+type Bucket struct {
+	Agent, Caller string
+	Start         int64 // Unix seconds of the bucket's start
+	Total         int64 // all error replies
+	Quota         int64 // kind = quota
+	Overload      int64 // kind = overload
+	Unknown       int64 // kind = unknown: no typed reason and no status that tells
+	Untyped       int64 // typed = 0
+}
+
+// LimitCount is the number of quota rejections of one agent under one
+// limit/policy name in the current window.
+type LimitCount struct {
+	Agent, Limit string
+	N            int64
+}
+
+// RetryStats describes one caller's retries to one agent in the retry window.
+// A retry is a reply with attempt > 1. Sequences are formed per agent,
+// caller, observer (source kind and id) and message_id, ordered by
+// observed_at_ms.
+type RetryStats struct {
+	Agent, Caller string
+	Retries       int64 // replies with attempt > 1
+	Paired        int64 // retries whose previous reply in the sequence gave a delay (retry_after_ms >= 0) and had a lower attempt
+	Early         int64 // of Paired: gap to the previous reply < the delay it gave
+	WithMessageID int64 // retries that carry a message_id
+	FreshMessage  int64 // of those: the message_id has no lower attempt in the window (rotated)
+	WithIdemKey   int64 // retries that carry an idempotency key
+	FreshIdemKey  int64 // of those: the key has no lower attempt in the window (rotated)
+}
+
+// GatewayStats compares, for one agent, the requests that both an agent-side
+// and a gateway-side observer reported (same http_request_id, or same
+// message_id and attempt when there is no request id).
+type GatewayStats struct {
+	Agent         string
+	Pairs         int64 // requests seen by both
+	StatusDiffers int64 // different http_status
+	BodyStripped  int64 // the agent's reply had a body, the gateway's had none
+	Mangled       int64 // status differs or body stripped
+	Rewrites      []Rewrite
+}
+
+// Rewrite counts pairs where the agent answered AgentStatus and the gateway
+// passed on GatewayStatus.
+type Rewrite struct {
+	AgentStatus, GatewayStatus int
+	N                          int64
+}
+
+// DeadLetterCount is the number of messages dead-lettered for Reason in the
+// current window (outcomes_1m).
+type DeadLetterCount struct {
+	Reason string
+	N      int64
+}
+
+// Input is everything one evaluation reads from ClickHouse.
+type Input struct {
+	Now         time.Time
+	Buckets     []Bucket // BaselineStart <= Start <= End
+	Limits      []LimitCount
+	Retries     []RetryStats
+	Gateways    []GatewayStats
+	DeadLetters []DeadLetterCount
+	Accepted    int64 // messages accepted into errors in the current window
+}

@@ -1,0 +1,249 @@
+package alerter
+
+import (
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+const namespace = "errtrail_alerter"
+
+// Metrics exposes the alerter's verdicts and its own health.
+//
+// Verdict series come from the latest successful evaluation and are exported
+// only while it is younger than StaleAfter: when ClickHouse is unreachable
+// they vanish (absent, never zero) and data_age_seconds keeps growing.
+type Metrics struct {
+	staleAfter time.Duration
+	clock      func() time.Time
+	started    time.Time
+
+	mu        sync.Mutex
+	latest    *Verdicts
+	lastOK    time.Time // when the latest successful evaluation finished
+	lastTry   bool      // whether the latest evaluation succeeded
+	evaluated bool
+
+	// Health, ordinary client_golang metrics.
+	evalDuration prometheus.Histogram
+	evaluations  *prometheus.CounterVec
+	queryErrors  *prometheus.CounterVec
+	queryRows    *prometheus.GaugeVec
+	queryTime    *prometheus.GaugeVec
+}
+
+var (
+	dUp         = desc("clickhouse_up", "1 if the latest evaluation read ClickHouse successfully, else 0.")
+	dDataAge    = desc("data_age_seconds", "Seconds since the latest successful evaluation (since start if none yet).")
+	dLastOK     = desc("last_success_timestamp_seconds", "Unix time of the latest successful evaluation (0 if none yet).")
+	dStale      = desc("stale", "1 when the verdict series are withheld because the latest successful evaluation is older than --stale-after.")
+	dWindow     = desc("window_seconds", "Seconds the current window of the exported verdicts covers.")
+	dErrRate    = desc("agent_errors_per_second", "Error replies per second from the agent in the current window.", "agent")
+	dCallers    = desc("agent_active_callers", "Callers with error replies from the agent in the window or the baseline.", "agent")
+	dOvRate     = desc("overload_per_second", "Overload replies (503, UNAVAILABLE, AGENT_OVERLOADED) per second in the current window.", "agent")
+	dOvBase     = desc("overload_baseline_per_second", "Median overload replies per second over the baseline.", "agent")
+	dOvCallers  = desc("overload_callers", "Callers that got overload replies in the current window.", "agent")
+	dOverloaded = desc("agent_overloaded", "Verdict: 1 when the agent is overloaded (docs/alerting.md#agent-overloaded).", "agent")
+	dQuota      = desc("quota_rejections_per_second", "Quota rejections per second in the current window, by limit/policy name (top-k per agent, rest 'other').", "agent", "limit")
+	dQuotaAll   = desc("agent_quota_rejections_per_second", "Quota rejections per second in the current window, all limits.", "agent")
+	dQCallers   = desc("quota_callers", "Callers with quota rejections in the current window.", "agent")
+	dQRising    = desc("quota_rising_callers", "Callers whose quota rejections rose above their baseline.", "agent")
+	dLimitLow   = desc("limit_too_low", "Verdict: 1 when quota rejections rose across most callers (docs/alerting.md#limit-too-low).", "agent")
+	dUntypedR   = desc("untyped_ratio", "Share of the agent's replies in the window with no typed reason.", "agent")
+	dUnknownR   = desc("unknown_ratio", "Share of the agent's replies in the window of kind unknown (cannot tell quota from crash).", "agent")
+	dUntyped    = desc("untyped_errors", "Verdict: 1 when most replies are untyped (docs/alerting.md#untyped-errors).", "agent")
+	dRunawayN   = desc("runaway_callers", "Number of the agent's callers flagged as runaway.", "agent")
+	dStormN     = desc("retry_storm_callers", "Number of the agent's callers flagged for a retry storm.", "agent")
+	dScore      = desc("caller_runaway_score", "Flagged callers only (top-k): error rate / max(baseline median, floor).", "agent", "caller")
+	dRunaway    = desc("caller_runaway", "Verdict, flagged callers only (top-k): 1 = runaway caller (docs/alerting.md#runaway-caller).", "agent", "caller")
+	dStorm      = desc("caller_retry_storm", "Verdict, flagged callers only (top-k): 1 = retry storm for reason (docs/alerting.md#retry-storm).", "agent", "caller", "reason")
+	dStormShare = desc("caller_retry_storm_share", "Flagged callers only: share of the caller's retries that were early or carried a fresh id.", "agent", "caller", "reason")
+	dGwPairs    = desc("gateway_pairs", "Requests seen by both an agent and a gateway in the gateway window.", "agent")
+	dGwMangled  = desc("gateway_mangled_pairs", "Of those, pairs with a different status or a stripped body.", "agent")
+	dGwShare    = desc("gateway_mangled_ratio", "Mangled pairs / pairs.", "agent")
+	dGwVerdict  = desc("gateway_mangling", "Verdict: 1 when a gateway rewrites the agent's replies (docs/alerting.md#gateway-mangling).", "agent")
+	dGwRewrite  = desc("gateway_rewrites", "Mangled pairs by agent status and gateway status (top 5 per agent).", "agent", "agent_status", "gateway_status")
+	dDeadLetter = desc("dead_letter_per_second", "Messages dead-lettered per second in the current window (outcomes_1m), by reason.", "reason")
+	dAccepted   = desc("accepted_per_second", "Messages accepted into errors per second in the current window (outcomes_1m).")
+)
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(prometheus.BuildFQName(namespace, "", name), help, labels, nil)
+}
+
+// NewMetrics creates the metrics and registers them with reg.
+func NewMetrics(reg prometheus.Registerer, staleAfter time.Duration, clock func() time.Time) *Metrics {
+	if clock == nil {
+		clock = time.Now
+	}
+	m := &Metrics{
+		staleAfter: staleAfter,
+		clock:      clock,
+		started:    clock(),
+		evalDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "evaluation_duration_seconds",
+			Help:    "Duration of one evaluation (all queries and the verdicts).",
+			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}),
+		evaluations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "evaluations_total",
+			Help: "Evaluations by result (success, failure).",
+		}, []string{"result"}),
+		queryErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "query_errors_total",
+			Help: "Failed ClickHouse queries by query name.",
+		}, []string{"query"}),
+		queryRows: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "query_rows_read",
+			Help: "Rows ClickHouse read for the latest run of each query.",
+		}, []string{"query"}),
+		queryTime: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "query_duration_seconds",
+			Help: "Duration of the latest run of each query.",
+		}, []string{"query"}),
+	}
+	for _, r := range []string{"success", "failure"} {
+		m.evaluations.WithLabelValues(r)
+	}
+	for _, q := range QueryNames {
+		m.queryErrors.WithLabelValues(q)
+	}
+	reg.MustRegister(m, m.evalDuration, m.evaluations, m.queryErrors, m.queryRows, m.queryTime)
+	return m
+}
+
+// Observe records the outcome of one evaluation: v is nil when it failed.
+func (m *Metrics) Observe(v *Verdicts, took time.Duration) {
+	m.evalDuration.Observe(took.Seconds())
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.evaluated = true
+	if v == nil {
+		m.lastTry = false
+		m.evaluations.WithLabelValues("failure").Inc()
+		return
+	}
+	m.lastTry = true
+	m.latest = v
+	m.lastOK = m.clock()
+	m.evaluations.WithLabelValues("success").Inc()
+}
+
+// QueryDone records one query's cost or failure.
+func (m *Metrics) QueryDone(name string, rows uint64, took time.Duration, err error) {
+	if err != nil {
+		m.queryErrors.WithLabelValues(name).Inc()
+		return
+	}
+	m.queryRows.WithLabelValues(name).Set(float64(rows))
+	m.queryTime.WithLabelValues(name).Set(took.Seconds())
+}
+
+// Fresh reports whether the verdicts are fresh enough to be exported, and the
+// time of the latest successful evaluation.
+func (m *Metrics) Fresh() (bool, time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.latest != nil && m.clock().Sub(m.lastOK) <= m.staleAfter, m.lastOK
+}
+
+// Describe implements prometheus.Collector. The verdict families are
+// described so the registry checks their names; their label sets vary.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{dUp, dDataAge, dLastOK, dStale, dWindow, dErrRate, dCallers,
+		dOvRate, dOvBase, dOvCallers, dOverloaded, dQuota, dQuotaAll, dQCallers, dQRising, dLimitLow,
+		dUntypedR, dUnknownR, dUntyped, dRunawayN, dStormN, dScore, dRunaway, dStorm, dStormShare,
+		dGwPairs, dGwMangled, dGwShare, dGwVerdict, dGwRewrite, dDeadLetter, dAccepted} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	m.mu.Lock()
+	v, lastOK, lastTry, evaluated := m.latest, m.lastOK, m.lastTry, m.evaluated
+	m.mu.Unlock()
+	now := m.clock()
+
+	up := 0.0
+	if evaluated && lastTry {
+		up = 1
+	}
+	gauge(ch, dUp, up)
+	age := now.Sub(m.started)
+	last := 0.0
+	if v != nil {
+		age = now.Sub(lastOK)
+		last = float64(lastOK.UnixNano()) / 1e9
+	}
+	gauge(ch, dDataAge, age.Seconds())
+	gauge(ch, dLastOK, last)
+	stale := v == nil || age > m.staleAfter
+	gauge(ch, dStale, b2f(stale))
+	if stale {
+		return // unknown is absent, never zero
+	}
+
+	gauge(ch, dWindow, v.WindowSeconds)
+	for i := range v.Agents {
+		a := &v.Agents[i]
+		gauge(ch, dErrRate, a.ErrorsPerSec, a.Agent)
+		gauge(ch, dCallers, float64(a.ActiveCallers), a.Agent)
+		gauge(ch, dOvRate, a.OverloadPerSec, a.Agent)
+		gauge(ch, dOvBase, a.OverloadBaselinePerSec, a.Agent)
+		gauge(ch, dOvCallers, float64(a.OverloadCallers), a.Agent)
+		gauge(ch, dOverloaded, b2f(a.Overloaded), a.Agent)
+		gauge(ch, dQuotaAll, a.QuotaPerSec, a.Agent)
+		for _, l := range a.QuotaByLimit {
+			gauge(ch, dQuota, l.PerSec, a.Agent, l.Limit)
+		}
+		gauge(ch, dQCallers, float64(a.QuotaCallers), a.Agent)
+		gauge(ch, dQRising, float64(a.QuotaRisingCallers), a.Agent)
+		gauge(ch, dLimitLow, b2f(a.LimitTooLow), a.Agent)
+		if !math.IsNaN(a.UntypedRatio) {
+			gauge(ch, dUntypedR, a.UntypedRatio, a.Agent)
+			gauge(ch, dUnknownR, a.UnknownRatio, a.Agent)
+		}
+		gauge(ch, dUntyped, b2f(a.Untyped), a.Agent)
+		gauge(ch, dRunawayN, float64(a.RunawayCallers), a.Agent)
+		gauge(ch, dStormN, float64(a.RetryStormCallers), a.Agent)
+		if g := a.Gateway; g != nil {
+			gauge(ch, dGwPairs, float64(g.Pairs), a.Agent)
+			gauge(ch, dGwMangled, float64(g.Mangled), a.Agent)
+			gauge(ch, dGwShare, g.Share, a.Agent)
+			gauge(ch, dGwVerdict, b2f(g.Mangling), a.Agent)
+			for i, r := range g.Rewrites {
+				if i == 5 {
+					break
+				}
+				gauge(ch, dGwRewrite, float64(r.N), a.Agent, strconv.Itoa(r.AgentStatus), strconv.Itoa(r.GatewayStatus))
+			}
+		}
+	}
+	for _, c := range v.Callers {
+		gauge(ch, dScore, c.Score, c.Agent, c.Caller)
+		gauge(ch, dRunaway, b2f(c.Runaway), c.Agent, c.Caller)
+	}
+	for _, s := range v.RetryStorms {
+		gauge(ch, dStorm, 1, s.Agent, s.Caller, s.Reason)
+		gauge(ch, dStormShare, s.Share, s.Agent, s.Caller, s.Reason)
+	}
+	for _, d := range v.DeadLetters {
+		gauge(ch, dDeadLetter, d.PerSec, d.Reason)
+	}
+	gauge(ch, dAccepted, v.AcceptedPerSec)
+}
+
+func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,83 @@
+package alerter
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// Runner evaluates on a fixed interval and hands the verdicts to Metrics.
+type Runner struct {
+	Config   *Config
+	Source   *Source
+	Metrics  *Metrics
+	Interval time.Duration // between evaluation starts
+	Timeout  time.Duration // per evaluation; default Interval
+	Clock    func() time.Time
+	Log      *slog.Logger
+}
+
+// Once runs one evaluation and records it. It returns the verdicts, or nil
+// and the error when ClickHouse could not be read; the previous verdicts stay
+// exported until they are stale.
+func (r *Runner) Once(ctx context.Context) (*Verdicts, error) {
+	clock := r.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	timeout := r.Timeout
+	if timeout <= 0 {
+		timeout = r.Interval
+	}
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	in, err := r.Source.Gather(ctx, r.Config, clock())
+	var v *Verdicts
+	if err == nil {
+		v = Evaluate(r.Config, in)
+	}
+	r.Metrics.Observe(v, time.Since(start))
+	return v, err
+}
+
+// Run evaluates until ctx is done: once at start, then every Interval. A
+// slow evaluation delays the next one instead of overlapping it.
+func (r *Runner) Run(ctx context.Context) {
+	log := r.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	t := time.NewTicker(r.Interval)
+	defer t.Stop()
+	failing := false
+	for {
+		start := time.Now()
+		v, err := r.Once(ctx)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return
+		case err != nil:
+			// One line per outage, not one per interval.
+			if !failing {
+				log.Warn("evaluation failed; verdicts go stale", "err", err)
+			}
+			failing = true
+		default:
+			if failing {
+				log.Info("evaluation recovered")
+			}
+			failing = false
+			log.Debug("evaluated", "took", time.Since(start), "agents", len(v.Agents),
+				"runaway", len(v.Callers), "retry_storms", len(v.RetryStorms))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,345 @@
+package alerter
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+)
+
+// now is a fixed evaluation time 30 s into a minute, so the default current
+// window (1m) covers the previous full minute and 30 s of this one: 90 s.
+var now = time.Unix(1764489630, 0)
+
+// minute returns the start of the bucket offset minutes from now's bucket
+// (0 = the current, partial minute; -1 = the previous one).
+func minute(offset int) int64 { return now.Unix() - now.Unix()%60 + int64(offset)*60 }
+
+type counts struct{ total, quota, overload, unknown, untyped int64 }
+
+func q(n int64) counts  { return counts{total: n, quota: n} }
+func ov(n int64) counts { return counts{total: n, overload: n} }
+func bare500(n int64) counts {
+	return counts{total: n, unknown: n, untyped: n}
+}
+
+// history gives caller a flat baseline of c per minute over the whole
+// baseline hour (minutes -61..-2).
+func history(in *Input, agent, caller string, c counts) {
+	for m := -61; m <= -2; m++ {
+		put(in, agent, caller, m, c)
+	}
+}
+
+// current puts c in each of the two buckets of the current window.
+func current(in *Input, agent, caller string, c counts) {
+	put(in, agent, caller, -1, c)
+	put(in, agent, caller, 0, c)
+}
+
+func put(in *Input, agent, caller string, m int, c counts) {
+	in.Buckets = append(in.Buckets, Bucket{Agent: agent, Caller: caller, Start: minute(m),
+		Total: c.total, Quota: c.quota, Overload: c.overload, Unknown: c.unknown, Untyped: c.untyped})
+}
+
+func eval(t *testing.T, in *Input) *Verdicts {
+	t.Helper()
+	cfg := DefaultConfig()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	in.Now = now
+	return Evaluate(&cfg, in)
+}
+
+func agent(t *testing.T, v *Verdicts, name string) AgentVerdict {
+	t.Helper()
+	for _, a := range v.Agents {
+		if a.Agent == name {
+			return a
+		}
+	}
+	t.Fatalf("no verdict for agent %q in %+v", name, v.Agents)
+	return AgentVerdict{}
+}
+
+func callers(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("caller-%d", i+1)
+	}
+	return out
+}
+
+func TestSpan(t *testing.T) {
+	cfg := DefaultConfig()
+	s := cfg.SpanAt(now)
+	if got, want := s.WindowStart, minute(-1); got != want {
+		t.Errorf("WindowStart = %d; want %d", got, want)
+	}
+	if got := s.WindowSeconds(); got != 90 {
+		t.Errorf("WindowSeconds = %v; want 90", got)
+	}
+	if got := s.BaselineBuckets(); got != 60 {
+		t.Errorf("BaselineBuckets = %d; want 60", got)
+	}
+	cfg.Bucket, cfg.Window, cfg.Baseline = 5*time.Second, 20*time.Second, 2*time.Minute
+	s = cfg.SpanAt(time.Unix(1000, 0))
+	if s.WindowStart != 980 || s.BaselineStart != 860 || s.BaselineBuckets() != 24 {
+		t.Errorf("5s span = %+v; want WindowStart 980, BaselineStart 860, 24 buckets", s)
+	}
+}
+
+func TestOverloaded(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fill func(in *Input)
+		want bool
+	}{
+		{"503s across callers page", func(in *Input) {
+			for _, c := range callers(5) {
+				history(in, "research", c, q(1))
+				current(in, "research", c, ov(20))
+			}
+		}, true},
+		{"quota alone never pages", func(in *Input) {
+			for _, c := range callers(5) {
+				history(in, "research", c, q(1))
+				current(in, "research", c, q(500))
+			}
+		}, false},
+		{"one caller's 503s are not the agent failing for all", func(in *Input) {
+			for _, c := range callers(5) {
+				history(in, "research", c, q(1))
+			}
+			current(in, "research", "caller-1", ov(100))
+		}, false},
+		{"503s at the agent's usual level", func(in *Input) {
+			for _, c := range callers(5) {
+				history(in, "research", c, ov(10))
+				current(in, "research", c, ov(12))
+			}
+		}, false},
+		{"503s below the absolute floor", func(in *Input) {
+			for _, c := range callers(3) {
+				put(in, "research", c, 0, ov(3)) // 9 in 90 s = 0.1/s
+			}
+		}, false},
+		{"an agent with one caller, all 503", func(in *Input) {
+			current(in, "solo", "only", ov(30))
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := &Input{}
+			tc.fill(in)
+			v := eval(t, in)
+			for _, a := range v.Agents {
+				if a.Overloaded != tc.want {
+					t.Errorf("%s: Overloaded = %v; want %v (rate %.3f/s, baseline %.3f/s, callers %d)",
+						a.Agent, a.Overloaded, tc.want, a.OverloadPerSec, a.OverloadBaselinePerSec, a.OverloadCallers)
+				}
+			}
+		})
+	}
+}
+
+func TestRunaway(t *testing.T) {
+	t.Run("one caller at 50x its baseline", func(t *testing.T) {
+		in := &Input{}
+		for _, c := range callers(4) {
+			history(in, "research", c, q(2))
+			current(in, "research", c, q(2))
+		}
+		current(in, "research", "caller-3", q(100)) // adds to its 2: 102 per bucket
+		v := eval(t, in)
+		if len(v.Callers) != 1 || v.Callers[0].Caller != "caller-3" || !v.Callers[0].Runaway {
+			t.Fatalf("Callers = %+v; want caller-3 only", v.Callers)
+		}
+		if s := v.Callers[0].Score; s < 50 {
+			t.Errorf("score = %.1f; want >= 50", s)
+		}
+		a := agent(t, v, "research")
+		if a.RunawayCallers != 1 || a.LimitTooLow || a.Overloaded {
+			t.Errorf("agent = %+v; want 1 runaway, not limit-too-low, not overloaded", a)
+		}
+	})
+	t.Run("rise across callers is not a runaway", func(t *testing.T) {
+		in := &Input{}
+		for _, c := range callers(4) {
+			history(in, "research", c, q(2))
+			current(in, "research", c, q(100))
+		}
+		v := eval(t, in)
+		if len(v.Callers) != 0 {
+			t.Errorf("Callers = %+v; want none", v.Callers)
+		}
+	})
+	t.Run("a rise below the absolute floor", func(t *testing.T) {
+		in := &Input{}
+		for _, c := range callers(4) {
+			history(in, "research", c, q(0))
+		}
+		put(in, "research", "caller-1", -1, q(20)) // 20 in 90 s = 13/min, 13x the floor baseline
+		v := eval(t, in)
+		if len(v.Callers) != 0 {
+			t.Errorf("Callers = %+v; want none", v.Callers)
+		}
+	})
+	t.Run("a caller that is always this busy", func(t *testing.T) {
+		in := &Input{}
+		history(in, "research", "batch", q(60))
+		current(in, "research", "batch", q(60))
+		if v := eval(t, in); len(v.Callers) != 0 {
+			t.Errorf("Callers = %+v; want none", v.Callers)
+		}
+	})
+	t.Run("top-k bounds the per-caller series", func(t *testing.T) {
+		in := &Input{}
+		for i := 0; i < 40; i++ { // 40 agents, each with one runaway and 3 quiet callers
+			a := fmt.Sprintf("agent-%02d", i)
+			for _, c := range callers(4) {
+				history(in, a, c, q(1))
+			}
+			current(in, a, "caller-1", q(int64(100+i)))
+		}
+		v := eval(t, in)
+		if len(v.Callers) != DefaultConfig().TopK {
+			t.Fatalf("len(Callers) = %d; want %d", len(v.Callers), DefaultConfig().TopK)
+		}
+		if v.Callers[0].Agent != "agent-39" {
+			t.Errorf("highest score = %+v; want agent-39 first", v.Callers[0])
+		}
+		flagged := 0
+		for _, a := range v.Agents {
+			flagged += a.RunawayCallers
+		}
+		if flagged != 40 {
+			t.Errorf("sum of RunawayCallers = %d; want 40 (the cut is only on series)", flagged)
+		}
+	})
+}
+
+func TestLimitTooLow(t *testing.T) {
+	t.Run("all callers 429 alike", func(t *testing.T) {
+		in := &Input{}
+		for _, c := range callers(6) {
+			history(in, "research", c, q(0))
+			current(in, "research", c, q(30))
+		}
+		v := eval(t, in)
+		a := agent(t, v, "research")
+		if !a.LimitTooLow || a.QuotaRisingCallers != 6 {
+			t.Errorf("LimitTooLow = %v, rising %d; want true, 6", a.LimitTooLow, a.QuotaRisingCallers)
+		}
+		if a.Overloaded || len(v.Callers) != 0 {
+			t.Errorf("Overloaded = %v, runaways %+v; want neither", a.Overloaded, v.Callers)
+		}
+	})
+	t.Run("worked example: 20 rejections for one caller", func(t *testing.T) {
+		in := &Input{}
+		for _, c := range callers(3) {
+			history(in, "research", c, q(0))
+		}
+		put(in, "research", "orchestrator-7", 0, q(20))
+		v := eval(t, in)
+		a := agent(t, v, "research")
+		if a.LimitTooLow || a.Overloaded || len(v.Callers) != 0 || a.Untyped {
+			t.Errorf("agent %+v, runaways %+v; want quota only, no verdict", a, v.Callers)
+		}
+		if a.QuotaPerSec <= 0 {
+			t.Errorf("QuotaPerSec = %v; want > 0", a.QuotaPerSec)
+		}
+	})
+	t.Run("two of ten callers rose", func(t *testing.T) {
+		in := &Input{}
+		for _, c := range callers(10) {
+			history(in, "research", c, q(1))
+			current(in, "research", c, q(1))
+		}
+		current(in, "research", "caller-1", q(30))
+		current(in, "research", "caller-2", q(30))
+		if a := agent(t, eval(t, in), "research"); a.LimitTooLow {
+			t.Errorf("LimitTooLow with 2 of 10 callers rising")
+		}
+	})
+}
+
+func TestUntyped(t *testing.T) {
+	in := &Input{}
+	current(in, "bare", "c1", bare500(30))
+	current(in, "typed", "c1", counts{total: 30}) // typed internal errors
+	current(in, "bare429", "c1", counts{total: 30, quota: 30, untyped: 30})
+	v := eval(t, in)
+	if a := agent(t, v, "bare"); !a.Untyped || a.Overloaded || a.LimitTooLow || a.UnknownRatio != 1 {
+		t.Errorf("bare: %+v; want untyped only", a)
+	}
+	if a := agent(t, v, "typed"); a.Untyped || a.UntypedRatio != 0 {
+		t.Errorf("typed: %+v; want not untyped", a)
+	}
+	if a := agent(t, v, "bare429"); a.Untyped || a.UntypedRatio != 1 {
+		t.Errorf("bare429: %+v; want a 429 without body to be quota, not untyped (untyped ratio 1)", a)
+	}
+	in = &Input{}
+	put(in, "quiet", "c1", -10, bare500(5))
+	if a := agent(t, eval(t, in), "quiet"); !math.IsNaN(a.UntypedRatio) {
+		t.Errorf("no replies in the window: UntypedRatio = %v; want NaN (unknown, not 0)", a.UntypedRatio)
+	}
+}
+
+func TestRetryStorm(t *testing.T) {
+	in := &Input{Retries: []RetryStats{
+		{Agent: "a", Caller: "ignorer", Retries: 50, Paired: 40, Early: 38, WithMessageID: 50},
+		{Agent: "a", Caller: "rotator", Retries: 30, Paired: 0, WithMessageID: 30, FreshMessage: 30, WithIdemKey: 30, FreshIdemKey: 30},
+		{Agent: "a", Caller: "polite", Retries: 40, Paired: 40, Early: 1, WithMessageID: 40, FreshMessage: 2},
+		{Agent: "a", Caller: "few", Retries: 5, Paired: 5, Early: 5, WithMessageID: 5},
+	}}
+	v := eval(t, in)
+	got := map[string]bool{}
+	for _, s := range v.RetryStorms {
+		got[s.Caller+"/"+s.Reason] = true
+	}
+	want := map[string]bool{"ignorer/" + ReasonIgnoredRetryAfter: true,
+		"rotator/" + ReasonRotatedMessageID: true, "rotator/" + ReasonRotatedIdemKey: true}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("storms = %v; want %v", got, want)
+	}
+	if a := agent(t, v, "a"); a.RetryStormCallers != 2 || a.Overloaded {
+		t.Errorf("agent a: RetryStormCallers = %d; want 2", a.RetryStormCallers)
+	}
+}
+
+func TestGatewayMangling(t *testing.T) {
+	in := &Input{Gateways: []GatewayStats{
+		{Agent: "rewritten", Pairs: 40, StatusDiffers: 40, BodyStripped: 40, Mangled: 40,
+			Rewrites: []Rewrite{{429, 502, 40}}},
+		{Agent: "faithful", Pairs: 40},
+		{Agent: "once", Pairs: 100, StatusDiffers: 1, Mangled: 1},
+	}}
+	v := eval(t, in)
+	if g := agent(t, v, "rewritten").Gateway; g == nil || !g.Mangling || g.Rewrites[0].GatewayStatus != 502 {
+		t.Errorf("rewritten: %+v; want mangling 429->502", g)
+	}
+	if g := agent(t, v, "faithful").Gateway; g == nil || g.Mangling {
+		t.Errorf("faithful: %+v; want not mangling", g)
+	}
+	if g := agent(t, v, "once").Gateway; g == nil || g.Mangling {
+		t.Errorf("once: %+v; want not mangling", g)
+	}
+}
+
+func TestQuotaByLimit(t *testing.T) {
+	in := &Input{}
+	for i := 0; i < 8; i++ {
+		in.Limits = append(in.Limits, LimitCount{Agent: "a", Limit: fmt.Sprintf("l%d", i), N: int64(90 - i)})
+	}
+	a := agent(t, eval(t, in), "a")
+	if len(a.QuotaByLimit) != DefaultConfig().TopLimits {
+		t.Fatalf("QuotaByLimit = %+v; want %d entries", a.QuotaByLimit, DefaultConfig().TopLimits)
+	}
+	if last := a.QuotaByLimit[len(a.QuotaByLimit)-1]; last.Limit != "other" {
+		t.Errorf("last = %+v; want other", last)
+	}
+	if a.QuotaByLimit[0].Limit != "l0" || a.QuotaByLimit[0].PerSec != 1 {
+		t.Errorf("first = %+v; want l0 at 1/s", a.QuotaByLimit[0])
+	}
+}
