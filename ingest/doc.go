@@ -1,0 +1,26 @@
+// Package ingest moves error events from Kafka into ClickHouse.
+//
+// A Pipeline consumes one topic with a kafka-go consumer group, cuts the
+// stream into batches bounded by rows, bytes and time, decodes each batch on
+// all cores with parse.Decoder (order inside a partition is kept), and writes
+// it with ONE columnar INSERT into the `landing` table, whose materialized
+// views fan the rows out to errors, dead_letter, lookups, rollups and
+// ingest_progress. Only after ClickHouse accepted a batch are its Kafka
+// offsets committed.
+//
+// Delivery: every consumed message becomes exactly one landing row (a
+// decoded row, dead=0, or a dead-letter row, dead=1), except producer
+// re-sends of an event_id seen within the in-memory dedup window. Replays
+// (after a crash, a rebalance or a rewound offset) are filtered against
+// ingest_progress, the highest offset per partition that ClickHouse holds,
+// so they write nothing twice. See docs/ingest.md for the argument.
+//
+// Memory: a batch's messages, its column buffers and the string arena behind
+// them are reused from batch to batch. Strings in the column buffers are
+// borrowed from the arena and die when the batch is recycled (after its
+// insert succeeded); nothing outside the writer goroutine sees them.
+//
+// Failure: transient ClickHouse errors are retried forever with capped,
+// jittered backoff while fetching stops (bounded memory); permanent errors
+// (schema mismatch, missing table) stop the pipeline and flip /readyz.
+package ingest

@@ -1,0 +1,97 @@
+package ingest
+
+import (
+	"github.com/errtrail/errtrail/parse"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are ingest's own Prometheus metrics, namespace errtrail_ingest.
+// Label values are bounded: reason is a parse.ErrReason, class an ErrClass,
+// why one of "replayed", "resent".
+type Metrics struct {
+	Consumed         prometheus.Counter
+	ConsumedBytes    prometheus.Counter
+	Decoded          prometheus.Counter
+	DeadLetter       *prometheus.CounterVec // reason
+	Skipped          *prometheus.CounterVec // why
+	RowsInserted     prometheus.Counter
+	InsertDuration   prometheus.Histogram
+	BatchRows        prometheus.Histogram
+	BatchBytes       prometheus.Histogram
+	InsertRetries    *prometheus.CounterVec // class
+	InsertFailures   *prometheus.CounterVec // class
+	CommitErrors     prometheus.Counter
+	FetchErrors      prometheus.Counter
+	LagMessages      prometheus.Gauge
+	LagSeconds       prometheus.Gauge
+	LastInsert       prometheus.Gauge
+	PermanentFailure prometheus.Gauge
+	Retention        *prometheus.CounterVec // result
+}
+
+// NewMetrics creates the metrics and registers them with reg (nil: not
+// registered, for tests).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	const ns = "errtrail_ingest"
+	m := &Metrics{
+		Consumed: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "messages_consumed_total",
+			Help: "Kafka messages fetched from the topic."}),
+		ConsumedBytes: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "consumed_bytes_total",
+			Help: "Bytes of Kafka message values fetched."}),
+		Decoded: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "messages_decoded_total",
+			Help: "Messages decoded into an errors row."}),
+		DeadLetter: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "dead_letter_total",
+			Help: "Messages routed to dead_letter, by decode failure reason."}, []string{"reason"}),
+		Skipped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "messages_skipped_total",
+			Help: "Messages not written again: replayed (offset already in ClickHouse) or resent (event_id seen in the dedup window)."}, []string{"why"}),
+		RowsInserted: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "rows_inserted_total",
+			Help: "Rows written to the landing table (errors plus dead_letter)."}),
+		InsertDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "insert_duration_seconds",
+			Help:    "Duration of successful landing inserts.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}}),
+		BatchRows: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "batch_rows",
+			Help:    "Rows per inserted batch.",
+			Buckets: prometheus.ExponentialBuckets(1, 4, 10)}),
+		BatchBytes: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "batch_bytes",
+			Help:    "Kafka value bytes per inserted batch.",
+			Buckets: prometheus.ExponentialBuckets(1024, 4, 9)}),
+		InsertRetries: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "insert_retries_total",
+			Help: "Failed insert attempts that will be retried, by error class."}, []string{"class"}),
+		InsertFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "insert_failures_total",
+			Help: "Inserts that failed permanently and stopped ingest, by error class."}, []string{"class"}),
+		CommitErrors: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "commit_errors_total",
+			Help: "Kafka offset commits that failed (the next batch's commit covers them)."}),
+		FetchErrors: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "fetch_errors_total",
+			Help: "Errors returned by the Kafka consumer."}),
+		LagMessages: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "consumer_lag_messages",
+			Help: "Messages in the assigned partitions after the last one fetched (high watermark minus next offset, summed)."}),
+		LagSeconds: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "consumer_lag_seconds",
+			Help: "Now minus the observation time of the newest inserted event; 0 when caught up."}),
+		LastInsert: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "last_insert_success_timestamp_seconds",
+			Help: "Unix time of the last successful landing insert."}),
+		PermanentFailure: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "permanent_failure",
+			Help: "1 when ingest stopped on an error that retrying cannot fix (see the logs)."}),
+		Retention: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "retention_runs_total",
+			Help: "Runs of the partition-dropping retention (servers without TTL), by result."}, []string{"result"}),
+	}
+	for _, r := range parse.Reasons {
+		m.DeadLetter.WithLabelValues(string(r))
+	}
+	for _, c := range ErrClasses {
+		m.InsertRetries.WithLabelValues(string(c))
+		m.InsertFailures.WithLabelValues(string(c))
+	}
+	for _, w := range []string{"replayed", "resent"} {
+		m.Skipped.WithLabelValues(w)
+	}
+	for _, r := range []string{"ok", "error"} {
+		m.Retention.WithLabelValues(r)
+	}
+	if reg != nil {
+		reg.MustRegister(m.Consumed, m.ConsumedBytes, m.Decoded, m.DeadLetter, m.Skipped, m.RowsInserted,
+			m.InsertDuration, m.BatchRows, m.BatchBytes, m.InsertRetries, m.InsertFailures,
+			m.CommitErrors, m.FetchErrors, m.LagMessages, m.LagSeconds, m.LastInsert,
+			m.PermanentFailure, m.Retention)
+	}
+	return m
+}

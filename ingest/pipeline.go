@@ -1,0 +1,650 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/errtrail/errtrail/parse"
+	"github.com/segmentio/kafka-go"
+)
+
+// ProgressFunc returns the highest Kafka offset per partition that
+// ClickHouse holds for topic (schema.Progress).
+type ProgressFunc func(ctx context.Context, conn driver.Conn, topic string) (map[int32]int64, error)
+
+// RetainFunc drops data older than the retention on servers without TTL
+// (schema.Retain).
+type RetainFunc func(ctx context.Context, conn driver.Conn) error
+
+// Config configures a Pipeline. Zero values take the documented defaults.
+type Config struct {
+	Topic  string // the topic the reader consumes; used for replay filtering
+	Table  string // insert target; default "landing"
+	Limits Limits
+
+	Workers     int // decode goroutines; default GOMAXPROCS
+	DedupWindow int // producer event ids remembered per generation; default 262,144; <0 disables
+	Decoder     parse.Options
+	// RedactRaw makes the raw bytes of a dead-letter row (parse.RedactRaw);
+	// nil stores no raw bytes.
+	RedactRaw func(dst, value []byte, max int) []byte
+	RawMax    int // bytes kept by RedactRaw; default 4 KiB
+
+	Backoff         Backoff
+	InsertTimeout   time.Duration // one insert attempt; default 60s
+	ShutdownTimeout time.Duration // flush and commit after the stop signal; default 30s
+	CommitTimeout   time.Duration // one Kafka commit; default 10s
+
+	Progress     ProgressFunc // required
+	Retain       RetainFunc   // optional; run every RetainEvery
+	RetainEvery  time.Duration
+	Logger       *slog.Logger
+	Metrics      *Metrics
+	OnBatchDone  func(rows int) // test hook: called after each written batch
+}
+
+func (c *Config) defaults() {
+	if c.Table == "" {
+		c.Table = "landing"
+	}
+	c.Limits.defaults()
+	if c.Workers <= 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	if c.DedupWindow == 0 {
+		c.DedupWindow = 1 << 18
+	}
+	if c.RawMax <= 0 {
+		c.RawMax = 4 << 10
+	}
+	if c.InsertTimeout <= 0 {
+		c.InsertTimeout = 60 * time.Second
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = 30 * time.Second
+	}
+	if c.CommitTimeout <= 0 {
+		c.CommitTimeout = 10 * time.Second
+	}
+	if c.RetainEvery <= 0 {
+		c.RetainEvery = time.Hour
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics(nil)
+	}
+}
+
+// PermanentError is returned by Run when ingest stopped on an error that
+// retrying cannot fix. Nothing after the failed batch was committed.
+type PermanentError struct {
+	Class ErrClass
+	Err   error
+}
+
+func (e *PermanentError) Error() string {
+	return fmt.Sprintf("ingest stopped (%s): %v", e.Class, e.Err)
+}
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// Pipeline is one consumer: Kafka reader → batches → decode → insert → commit.
+type Pipeline struct {
+	cfg  Config
+	r    *kafka.Reader
+	conn driver.Conn
+	m    *Metrics
+	log  *slog.Logger
+	bad  *rateLog // bad input
+	warn *rateLog // retries, commits
+
+	insertSQL string
+	running   atomic.Bool
+	failed    atomic.Pointer[PermanentError]
+
+	// writer state: touched only by the writer goroutine
+	ledger Ledger
+	parts  map[int32]*partState
+	win    *window
+	decs   []*parse.Decoder
+	recs   []parse.Record
+	cols   []*columns
+	keep   []bool
+	stats  []workerStats
+	used   int // workers used by the current batch
+	lag    map[int32]int64
+}
+
+// partState is what the writer knows of one partition.
+type partState struct {
+	known bool  // progress read from ClickHouse since this partition was (re)seen
+	last  int64 // offset of the last message seen
+	floor int64 // highest offset known to be in ClickHouse or in an earlier row of this run
+}
+
+type workerStats struct {
+	decoded int
+	dead    map[parse.ErrReason]int
+	maxObs  int64
+}
+
+// New returns a Pipeline reading r (a consumer-group kafka.Reader on
+// cfg.Topic) and writing through conn (native protocol).
+func New(cfg Config, r *kafka.Reader, conn driver.Conn) (*Pipeline, error) {
+	cfg.defaults()
+	if cfg.Progress == nil {
+		return nil, errors.New("ingest: Config.Progress is required")
+	}
+	if cfg.Topic == "" {
+		return nil, errors.New("ingest: Config.Topic is required")
+	}
+	p := &Pipeline{
+		cfg: cfg, r: r, conn: conn, m: cfg.Metrics, log: cfg.Logger,
+		bad:       newRateLog(cfg.Logger, 10, 10*time.Second),
+		warn:      newRateLog(cfg.Logger, 5, 10*time.Second),
+		insertSQL: "INSERT INTO " + cfg.Table + " (" + strings.Join(LandingColumns, ", ") + ")",
+		parts:     map[int32]*partState{},
+		win:       newWindow(cfg.DedupWindow),
+		lag:       map[int32]int64{},
+	}
+	for i := 0; i < cfg.Workers; i++ {
+		p.decs = append(p.decs, parse.NewDecoder(cfg.Decoder))
+		p.cols = append(p.cols, &columns{})
+		p.stats = append(p.stats, workerStats{dead: map[parse.ErrReason]int{}})
+	}
+	p.recs = make([]parse.Record, cfg.Workers)
+	return p, nil
+}
+
+// Ready reports whether the pipeline is consuming (for /readyz).
+func (p *Pipeline) Ready() bool { return p.running.Load() && p.failed.Load() == nil }
+
+// Failure returns the permanent error that stopped ingest, or nil.
+func (p *Pipeline) Failure() error {
+	if e := p.failed.Load(); e != nil {
+		return e
+	}
+	return nil
+}
+
+// Run consumes until ctx is cancelled, then flushes what it fetched, inserts
+// it, commits and returns nil, all within ShutdownTimeout. After a permanent
+// failure it stops consuming, reports it (logs, metric, Ready) and waits for
+// ctx to return the *PermanentError. The caller closes the reader after Run.
+func (p *Pipeline) Run(ctx context.Context) error {
+	p.running.Store(true)
+	defer p.running.Store(false)
+
+	fetchCtx, stopFetch := context.WithCancel(ctx)
+	defer stopFetch()
+	// hard bounds the work after the stop signal: it ends ShutdownTimeout
+	// after ctx, or when Run returns.
+	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelHard()
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-hard.Done():
+			return
+		}
+		t := time.NewTimer(p.cfg.ShutdownTimeout)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			p.log.Error("shutdown deadline reached; abandoning the batch in hand (it was not committed and will be replayed)",
+				"timeout", p.cfg.ShutdownTimeout)
+			cancelHard()
+		case <-hard.Done():
+		}
+	}()
+
+	msgs := make(chan kafka.Message, 1024)
+	batches := make(chan *batch, 1)
+	free := make(chan *batch, 3) // at most three batches exist: bounded memory
+	for i := 0; i < cap(free); i++ {
+		free <- newBatch()
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); p.fetch(fetchCtx, msgs) }()
+	go func() { defer wg.Done(); p.batchLoop(hard, msgs, batches, free) }()
+	if p.cfg.Retain != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); p.retainLoop(fetchCtx) }()
+	}
+
+	err := p.writeLoop(hard, batches, free)
+	var perm *PermanentError
+	if errors.As(err, &perm) {
+		stopFetch()
+		p.failed.Store(perm)
+		p.m.PermanentFailure.Set(1)
+		p.log.Error("INGEST STOPPED: permanent ClickHouse error; nothing after the last committed offset is skipped. Fix the cause and restart.",
+			"class", perm.Class, "error", perm.Err)
+		<-ctx.Done()
+	}
+	cancelHard()
+	wg.Wait()
+	return err
+}
+
+// fetch moves messages from Kafka to out until ctx ends, then closes out.
+func (p *Pipeline) fetch(ctx context.Context, out chan<- kafka.Message) {
+	defer close(out)
+	for {
+		m, err := p.r.FetchMessage(ctx)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, io.EOF) {
+				return
+			}
+			p.m.FetchErrors.Inc()
+			p.warn.Log(slog.LevelWarn, "kafka fetch failed", "error", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		p.m.Consumed.Inc()
+		p.m.ConsumedBytes.Add(float64(len(m.Value)))
+		select {
+		case out <- m:
+		case <-ctx.Done():
+			return // m is not committed: it will be fetched again
+		}
+	}
+}
+
+// batchLoop cuts the message stream into batches. It blocks (and so stops
+// fetching) while the writer has no free batch.
+func (p *Pipeline) batchLoop(hard context.Context, in <-chan kafka.Message, out chan<- *batch, free chan *batch) {
+	defer close(out)
+	l := p.cfg.Limits
+	var cur *batch
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	flush := func() bool {
+		timer.Stop()
+		if cur == nil || len(cur.msgs) == 0 {
+			return true
+		}
+		select {
+		case out <- cur:
+			cur = nil
+			return true
+		case <-hard.Done():
+			return false
+		}
+	}
+	for {
+		select {
+		case m, ok := <-in:
+			if !ok {
+				flush()
+				return
+			}
+			if cur == nil {
+				select {
+				case cur = <-free:
+				case <-hard.Done():
+					return
+				}
+				cur.reset()
+				timer.Reset(l.Wait)
+			}
+			if cur.add(m, l, time.Now()) && !flush() {
+				return
+			}
+		case <-timer.C:
+			if !flush() {
+				return
+			}
+		case <-hard.Done():
+			return
+		}
+	}
+}
+
+func (p *Pipeline) writeLoop(hard context.Context, in <-chan *batch, free chan<- *batch) error {
+	for b := range in {
+		if err := p.write(hard, b); err != nil {
+			return err
+		}
+		b.reset()
+		free <- b
+	}
+	return nil
+}
+
+// write filters replays, decodes, drops re-sends, inserts with retries and
+// commits one batch.
+func (p *Pipeline) write(hard context.Context, b *batch) error {
+	if err := p.filterReplays(hard, b); err != nil {
+		return err
+	}
+	now := time.Now()
+	p.decode(b, now)
+	rows, maxObs := p.dedupAndCount()
+
+	seq := p.ledger.Open(b.maxOff)
+	if rows > 0 {
+		if err := p.insert(hard, rows); err != nil {
+			return err
+		}
+		p.m.RowsInserted.Add(float64(rows))
+		p.m.BatchRows.Observe(float64(rows))
+		p.m.BatchBytes.Observe(float64(b.bytes))
+		p.m.LastInsert.SetToCurrentTime()
+	}
+	p.commit(hard, p.ledger.Written(seq))
+	p.updateLag(b, maxObs)
+	if p.cfg.OnBatchDone != nil {
+		p.cfg.OnBatchDone(rows)
+	}
+	return nil
+}
+
+// filterReplays drops messages whose offset ClickHouse already holds. The
+// progress table is read when a partition is first seen and whenever its
+// offsets jump (a rebalance or a restart of the reader), at most once per
+// batch.
+func (p *Pipeline) filterReplays(hard context.Context, b *batch) error {
+	refreshed := false
+	skipped := 0
+	for i := range b.msgs {
+		m := &b.msgs[i]
+		st := p.parts[int32(m.Partition)]
+		if st == nil {
+			st = &partState{last: -2, floor: -1}
+			p.parts[int32(m.Partition)] = st
+		}
+		if (!st.known || m.Offset != st.last+1) && !refreshed {
+			if err := p.refreshProgress(hard); err != nil {
+				return err
+			}
+			refreshed = true
+		}
+		st.known = true
+		st.last = m.Offset
+		if cur, ok := b.maxOff[int32(m.Partition)]; !ok || m.Offset > cur {
+			b.maxOff[int32(m.Partition)] = m.Offset
+		}
+		if m.Offset <= st.floor {
+			skipped++
+			continue
+		}
+		st.floor = m.Offset
+		b.todo = append(b.todo, i)
+	}
+	if skipped > 0 {
+		p.m.Skipped.WithLabelValues("replayed").Add(float64(skipped))
+		p.log.Info("skipped replayed messages already in ClickHouse", "messages", skipped)
+	}
+	return nil
+}
+
+func (p *Pipeline) refreshProgress(hard context.Context) error {
+	for attempt := 0; ; attempt++ {
+		ctx, cancel := context.WithTimeout(hard, p.cfg.InsertTimeout)
+		prog, err := p.cfg.Progress(ctx, p.conn, p.cfg.Topic)
+		cancel()
+		if err == nil {
+			for part, off := range prog {
+				st := p.parts[part]
+				if st == nil {
+					st = &partState{last: -2, floor: -1}
+					p.parts[part] = st
+				}
+				if off > st.floor {
+					st.floor = off
+				}
+			}
+			return nil
+		}
+		if hard.Err() != nil {
+			return hard.Err()
+		}
+		class := Classify(err)
+		if class.Permanent() {
+			p.m.InsertFailures.WithLabelValues(string(class)).Inc()
+			return &PermanentError{Class: class, Err: fmt.Errorf("reading ingest progress: %w", err)}
+		}
+		p.m.InsertRetries.WithLabelValues(string(class)).Inc()
+		d := p.cfg.Backoff.Delay(attempt, nil)
+		p.warn.Log(slog.LevelWarn, "reading ingest progress failed; retrying", "class", class, "attempt", attempt+1, "backoff", d, "error", err)
+		if !sleep(hard, d) {
+			return hard.Err()
+		}
+	}
+}
+
+// kafkaHeaders converts without copying: parse.MsgHeader has kafka.Header's layout.
+func kafkaHeaders(h []kafka.Header) []parse.MsgHeader {
+	if len(h) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*parse.MsgHeader)(unsafe.Pointer(unsafe.SliceData(h))), len(h))
+}
+
+// decode fills the worker column buffers from b.todo, split into contiguous
+// chunks (one per worker) so that concatenating the workers in order keeps
+// the order of every partition.
+func (p *Pipeline) decode(b *batch, now time.Time) {
+	n := len(b.todo)
+	w := p.cfg.Workers
+	if n < 1024 {
+		w = 1
+	}
+	if w > n {
+		w = max(n, 1)
+	}
+	p.used = w
+	chunk := (n + w - 1) / w
+	var wg sync.WaitGroup
+	for i := 0; i < w; i++ {
+		lo, hi := min(i*chunk, n), min((i+1)*chunk, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.decodeChunk(i, b, b.todo[lo:hi], now.Unix())
+		}()
+	}
+	wg.Wait()
+}
+
+func (p *Pipeline) decodeChunk(w int, b *batch, idx []int, ingested int64) {
+	cols, dec, rec, st := p.cols[w], p.decs[w], &p.recs[w], &p.stats[w]
+	cols.reset()
+	st.decoded, st.maxObs = 0, 0
+	clear(st.dead)
+	var raw []byte
+	for _, i := range idx {
+		m := &b.msgs[i]
+		meta := rowMeta{topic: m.Topic, partition: int32(m.Partition), offset: m.Offset,
+			kafkaTimeMS: m.Time.UnixMilli(), ingestedAt: ingested}
+		err := dec.DecodeMessage(m.Value, kafkaHeaders(m.Headers), meta.kafkaTimeMS, rec)
+		if err == nil {
+			cols.appendRow(&meta, rec, nil, nil)
+			st.decoded++
+		} else {
+			var de *parse.DecodeError
+			if !errors.As(err, &de) {
+				de = &parse.DecodeError{Reason: parse.ErrBadEvent, Path: "event", Offset: -1, Detail: "decoder returned an untyped error"}
+			}
+			raw = raw[:0]
+			if p.cfg.RedactRaw != nil {
+				raw = p.cfg.RedactRaw(raw, m.Value, p.cfg.RawMax)
+			}
+			cols.appendRow(&meta, rec, de, raw)
+			st.dead[de.Reason]++
+			p.bad.Log(slog.LevelWarn, "message dead-lettered", "partition", m.Partition, "offset", m.Offset,
+				"reason", string(de.Reason), "error", de.Error())
+		}
+		if o := int64(cols.observedAtMS[cols.n-1]); o > st.maxObs {
+			st.maxObs = o
+		}
+	}
+}
+
+// dedupAndCount drops rows whose producer event_id is in the window (the
+// first copy wins, in partition order), and accounts the batch's metrics.
+func (p *Pipeline) dedupAndCount() (rows int, maxObs int64) {
+	resent := 0
+	for w := 0; w < p.used; w++ {
+		c := p.cols[w]
+		if cap(p.keep) < c.n {
+			p.keep = make([]bool, c.n)
+		}
+		keep := p.keep[:c.n]
+		drop := false
+		for i := 0; i < c.n; i++ {
+			keep[i] = !p.win.seen(c.eventHash[i])
+			drop = drop || !keep[i]
+		}
+		if drop {
+			before := c.n
+			c.keepOnly(keep)
+			resent += before - c.n
+		}
+		rows += c.n
+		st := &p.stats[w]
+		p.m.Decoded.Add(float64(st.decoded))
+		for r, n := range st.dead {
+			p.m.DeadLetter.WithLabelValues(string(r)).Add(float64(n))
+		}
+		maxObs = max(maxObs, st.maxObs)
+	}
+	if resent > 0 {
+		p.m.Skipped.WithLabelValues("resent").Add(float64(resent))
+	}
+	return rows, maxObs
+}
+
+// insert writes the worker buffers with one INSERT, retrying transient
+// errors forever (a clickhouse-go batch cannot be re-sent, so each attempt
+// builds a new one from the buffers, which stay untouched).
+func (p *Pipeline) insert(hard context.Context, rows int) error {
+	for attempt := 0; ; attempt++ {
+		start := time.Now()
+		err := p.insertOnce(hard)
+		if err == nil {
+			p.m.InsertDuration.Observe(time.Since(start).Seconds())
+			if attempt > 0 {
+				p.log.Info("insert succeeded after retries", "attempts", attempt+1, "rows", rows)
+			}
+			return nil
+		}
+		if hard.Err() != nil {
+			return fmt.Errorf("insert abandoned at shutdown deadline (%d rows, not committed): %w", rows, hard.Err())
+		}
+		class := Classify(err)
+		if class.Permanent() {
+			p.m.InsertFailures.WithLabelValues(string(class)).Inc()
+			return &PermanentError{Class: class, Err: err}
+		}
+		p.m.InsertRetries.WithLabelValues(string(class)).Inc()
+		d := p.cfg.Backoff.Delay(attempt, nil)
+		p.warn.Log(slog.LevelWarn, "insert failed; keeping the rows and retrying", "class", class,
+			"attempt", attempt+1, "rows", rows, "backoff", d, "error", err)
+		if !sleep(hard, d) {
+			return fmt.Errorf("insert abandoned at shutdown deadline (%d rows, not committed): %w", rows, hard.Err())
+		}
+	}
+}
+
+func (p *Pipeline) insertOnce(hard context.Context) error {
+	ctx, cancel := context.WithTimeout(hard, p.cfg.InsertTimeout)
+	defer cancel()
+	bt, err := p.conn.PrepareBatch(ctx, p.insertSQL)
+	if err != nil {
+		return err
+	}
+	for w := 0; w < p.used; w++ {
+		if err := p.cols[w].appendTo(bt); err != nil {
+			_ = bt.Abort()
+			return err
+		}
+	}
+	return bt.Send()
+}
+
+// commit moves the consumer group's offsets to the ledger's frontier: one
+// CommitMessages call per batch with one message per partition. A failed
+// commit is only counted: ClickHouse holds the rows, the next commit covers
+// them, and a replay before that is filtered by filterReplays.
+func (p *Pipeline) commit(hard context.Context, adv map[int32]int64) {
+	if len(adv) == 0 {
+		return
+	}
+	msgs := make([]kafka.Message, 0, len(adv))
+	for part, off := range adv {
+		msgs = append(msgs, kafka.Message{Topic: p.cfg.Topic, Partition: int(part), Offset: off})
+	}
+	ctx, cancel := context.WithTimeout(hard, p.cfg.CommitTimeout)
+	defer cancel()
+	if err := p.r.CommitMessages(ctx, msgs...); err != nil {
+		p.m.CommitErrors.Inc()
+		p.warn.Log(slog.LevelWarn, "kafka commit failed; the rows are in ClickHouse and the next commit covers them", "error", err)
+	}
+}
+
+func (p *Pipeline) updateLag(b *batch, maxObsMS int64) {
+	for i := range b.msgs {
+		m := &b.msgs[i]
+		if m.HighWaterMark > 0 {
+			p.lag[int32(m.Partition)] = max(m.HighWaterMark-m.Offset-1, 0)
+		}
+	}
+	var sum int64
+	for _, l := range p.lag {
+		sum += l
+	}
+	p.m.LagMessages.Set(float64(sum))
+	if maxObsMS > 0 {
+		p.m.LagSeconds.Set(max(float64(time.Now().UnixMilli()-maxObsMS)/1000, 0))
+	}
+}
+
+func (p *Pipeline) retainLoop(ctx context.Context) {
+	t := time.NewTicker(p.cfg.RetainEvery)
+	defer t.Stop()
+	for {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+		err := p.cfg.Retain(rctx, p.conn)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			p.m.Retention.WithLabelValues("error").Inc()
+			p.warn.Log(slog.LevelWarn, "retention failed", "error", err)
+		} else if err == nil {
+			p.m.Retention.WithLabelValues("ok").Inc()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
