@@ -138,7 +138,9 @@ func (v2Executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.S
 
 // v2Gate is an application CallInterceptor: the SDK does not check
 // A2A-Version nor authenticate, so an app raises these SDK errors itself.
-type v2Gate struct{ a2asrv.PassthroughCallInterceptor }
+type v2Gate struct {
+	a2asrv.PassthroughCallInterceptor
+}
 
 func (v2Gate) Before(ctx context.Context, cc *a2asrv.CallContext, req *a2asrv.Request) (context.Context, any, error) {
 	sp := cc.ServiceParams()
