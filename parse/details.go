@@ -107,15 +107,27 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 			return // the first ErrorInfo decides; AIP-193 allows exactly one
 		}
 		f.errInfo, f.errInfoIndex = true, idx
-		f.reason = a.str(v.get("reason"))
-		f.domain = a.str(v.get("domain"))
-		it := v.get("metadata").object()
+		it := v.object()
 		for {
 			k, mv, ok := it.next()
 			if !ok {
 				break
 			}
-			d.metaEntry(bytesToString(k), mv, f)
+			switch string(k) {
+			case "reason":
+				f.reason = a.str(mv)
+			case "domain":
+				f.domain = a.str(mv)
+			case "metadata":
+				mi := mv.object()
+				for {
+					mk, x, ok := mi.next()
+					if !ok {
+						break
+					}
+					d.metaEntry(bytesToString(mk), x, f)
+				}
+			}
 		}
 	case tRetryInfo:
 		dv := v.get("retryDelay")

@@ -37,30 +37,34 @@ func sensitiveHeader(name string) bool {
 func readHeaders(hs []Header) hdrInfo {
 	var h hdrInfo
 	for i := range hs {
-		n, v := hs[i].Name, strings.TrimSpace(hs[i].Value)
-		switch {
+		n := hs[i].Name
+		if len(n) < 4 {
+			continue
+		}
+		// Dispatch on length and first letter before comparing names.
+		switch c := n[0] | 0x20; {
+		case c == 'c' && len(n) == 12 && strings.EqualFold(n, "Content-Type"):
+			h.contentType = strings.TrimSpace(hs[i].Value)
+		case c == 'r' && len(n) == 11 && strings.EqualFold(n, "Retry-After"):
+			h.retryAfter = strings.TrimSpace(hs[i].Value)
+		case c == 'r' && len(n) == 9 && strings.EqualFold(n, "RateLimit"):
+			h.rateLimit = joinHeader(h.rateLimit, strings.TrimSpace(hs[i].Value))
+		case c == 'r' && len(n) == 16 && strings.EqualFold(n, "RateLimit-Policy"):
+			h.rateLimitPolicy = joinHeader(h.rateLimitPolicy, strings.TrimSpace(hs[i].Value))
+		case c == 'r' && len(n) == 15 && strings.EqualFold(n, "RateLimit-Reset"):
+			h.rlResetField = strings.TrimSpace(hs[i].Value)
+		case c == 'x' && len(n) == 17 && strings.EqualFold(n, "X-RateLimit-Reset"):
+			h.xrlReset = strings.TrimSpace(hs[i].Value)
+		case c == 'x' && len(n) == 20 && strings.EqualFold(n, "X-RateLimit-Resource"):
+			h.xrlResource = strings.TrimSpace(hs[i].Value)
+		case (c == 'x' || c == 'r') && (strings.EqualFold(n, "X-Request-Id") || strings.EqualFold(n, "Request-Id") || strings.EqualFold(n, "X-Correlation-Id")):
+			h.requestID = strings.TrimSpace(hs[i].Value)
+		case c == 'x' && len(n) == 19 && strings.EqualFold(n, "X-Envoy-Ratelimited"):
+			h.envoyLimited = true
+		case c == 'x' && len(n) == 18 && strings.EqualFold(n, "X-Envoy-Overloaded"):
+			h.envoyOverloaded = true
 		case sensitiveHeader(n):
 			h.credential = true
-		case strings.EqualFold(n, "Content-Type"):
-			h.contentType = v
-		case strings.EqualFold(n, "Retry-After"):
-			h.retryAfter = v
-		case strings.EqualFold(n, "RateLimit"):
-			h.rateLimit = joinHeader(h.rateLimit, v)
-		case strings.EqualFold(n, "RateLimit-Policy"):
-			h.rateLimitPolicy = joinHeader(h.rateLimitPolicy, v)
-		case strings.EqualFold(n, "RateLimit-Reset"):
-			h.rlResetField = v
-		case strings.EqualFold(n, "X-RateLimit-Reset"):
-			h.xrlReset = v
-		case strings.EqualFold(n, "X-RateLimit-Resource"):
-			h.xrlResource = v
-		case strings.EqualFold(n, "X-Request-Id"), strings.EqualFold(n, "Request-Id"), strings.EqualFold(n, "X-Correlation-Id"):
-			h.requestID = v
-		case strings.EqualFold(n, "X-Envoy-Ratelimited"):
-			h.envoyLimited = true
-		case strings.EqualFold(n, "X-Envoy-Overloaded"):
-			h.envoyOverloaded = true
 		}
 	}
 	return h

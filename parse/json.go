@@ -23,22 +23,53 @@ const (
 	jNull   byte = 'n'
 )
 
-// jval is a validated JSON value: its kind and its raw bytes.
+// jval is a validated JSON value: its kind, its raw bytes, and its place on
+// the tape that was built while validating, so that walking it never scans
+// bytes twice.
 type jval struct {
-	kind byte
+	t    *tape
 	raw  []byte
+	i    int32 // index of this value's tape entry
+	kind byte
 }
 
 func (v jval) ok() bool { return v.kind != jNone }
 
+// tape is the flat, pre-order list of the values of one document: each
+// object member contributes a key entry followed by its value's entries.
+// next is the index just past an entry's subtree.
+type tape struct {
+	data []byte
+	ents []tapeEnt
+}
+
+type tapeEnt struct {
+	start, end, next int32
+	kind             byte
+}
+
+func (t *tape) val(i int32) jval {
+	e := &t.ents[i]
+	return jval{t: t, raw: t.data[e.start:e.end], i: i, kind: e.kind}
+}
+
+func (t *tape) root() jval {
+	if len(t.ents) == 0 {
+		return jval{}
+	}
+	return t.val(0)
+}
+
 // validator checks that data is exactly one JSON value (with surrounding
-// white space) of nesting at most maxDepth, with UTF-8 strings.
+// white space) of nesting at most maxDepth, with UTF-8 strings, and records
+// the tape.
 type validator struct {
 	data     []byte
 	pos      int
 	maxDepth int
 	reason   ErrReason
 	errPos   int
+	t        *tape
 }
 
 func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -56,10 +87,15 @@ func (v *validator) ws() {
 	}
 }
 
-// validateJSON returns "" when data is one valid JSON value, else the
-// reason and byte offset of the first problem.
-func validateJSON(data []byte, maxDepth int) (ErrReason, int) {
-	v := validator{data: data, maxDepth: maxDepth}
+// buildTape validates data and fills t. It returns "" when data is one
+// valid JSON value, else the reason and byte offset of the first problem.
+func buildTape(t *tape, data []byte, maxDepth int) (ErrReason, int) {
+	t.data = data
+	t.ents = t.ents[:0]
+	if len(data) > 1<<31-1 {
+		return ErrTooLarge, 0
+	}
+	v := validator{data: data, maxDepth: maxDepth, t: t}
 	v.ws()
 	if !v.value(0) {
 		return v.reason, v.errPos
@@ -71,6 +107,23 @@ func validateJSON(data []byte, maxDepth int) (ErrReason, int) {
 	return "", 0
 }
 
+// validateJSON only validates (used where no walking follows).
+func validateJSON(data []byte, maxDepth int) (ErrReason, int) {
+	var t tape
+	return buildTape(&t, data, maxDepth)
+}
+
+func (v *validator) push(kind byte) int {
+	v.t.ents = append(v.t.ents, tapeEnt{start: int32(v.pos), kind: kind})
+	return len(v.t.ents) - 1
+}
+
+func (v *validator) close(i int) {
+	e := &v.t.ents[i]
+	e.end = int32(v.pos)
+	e.next = int32(len(v.t.ents))
+}
+
 func (v *validator) value(depth int) bool {
 	if v.pos >= len(v.data) {
 		return v.fail(ErrInvalidJSON)
@@ -80,10 +133,12 @@ func (v *validator) value(depth int) bool {
 		if depth >= v.maxDepth {
 			return v.fail(ErrTooDeep)
 		}
+		me := v.push(jObject)
 		v.pos++
 		v.ws()
 		if v.pos < len(v.data) && v.data[v.pos] == '}' {
 			v.pos++
+			v.close(me)
 			return true
 		}
 		for {
@@ -91,9 +146,11 @@ func (v *validator) value(depth int) bool {
 			if v.pos >= len(v.data) || v.data[v.pos] != '"' {
 				return v.fail(ErrInvalidJSON)
 			}
+			k := v.push(jString)
 			if !v.str() {
 				return false
 			}
+			v.close(k)
 			v.ws()
 			if v.pos >= len(v.data) || v.data[v.pos] != ':' {
 				return v.fail(ErrInvalidJSON)
@@ -113,6 +170,7 @@ func (v *validator) value(depth int) bool {
 			}
 			if v.data[v.pos] == '}' {
 				v.pos++
+				v.close(me)
 				return true
 			}
 			return v.fail(ErrInvalidJSON)
@@ -121,10 +179,12 @@ func (v *validator) value(depth int) bool {
 		if depth >= v.maxDepth {
 			return v.fail(ErrTooDeep)
 		}
+		me := v.push(jArray)
 		v.pos++
 		v.ws()
 		if v.pos < len(v.data) && v.data[v.pos] == ']' {
 			v.pos++
+			v.close(me)
 			return true
 		}
 		for {
@@ -142,21 +202,39 @@ func (v *validator) value(depth int) bool {
 			}
 			if v.data[v.pos] == ']' {
 				v.pos++
+				v.close(me)
 				return true
 			}
 			return v.fail(ErrInvalidJSON)
 		}
 	case '"':
-		return v.str()
+		me := v.push(jString)
+		if !v.str() {
+			return false
+		}
+		v.close(me)
+		return true
 	case 't':
-		return v.lit("true")
+		me := v.push(jTrue)
+		ok := v.lit("true")
+		v.close(me)
+		return ok
 	case 'f':
-		return v.lit("false")
+		me := v.push(jFalse)
+		ok := v.lit("false")
+		v.close(me)
+		return ok
 	case 'n':
-		return v.lit("null")
+		me := v.push(jNull)
+		ok := v.lit("null")
+		v.close(me)
+		return ok
 	default:
 		if c == '-' || (c >= '0' && c <= '9') {
-			return v.num()
+			me := v.push(jNumber)
+			ok := v.num()
+			v.close(me)
+			return ok
 		}
 		return v.fail(ErrInvalidJSON)
 	}
@@ -219,10 +297,28 @@ func (v *validator) num() bool {
 	return true
 }
 
+// strSpecial marks the bytes that end the fast path inside a string.
+var strSpecial = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return
+}()
+
 func (v *validator) str() bool {
 	d := v.data
 	p := v.pos + 1
 	for p < len(d) {
+		for p < len(d) && !strSpecial[d[p]] {
+			p++
+		}
+		if p >= len(d) {
+			break
+		}
 		c := d[p]
 		switch {
 		case c == '"':
@@ -249,8 +345,6 @@ func (v *validator) str() bool {
 		case c < 0x20:
 			v.pos = p
 			return v.fail(ErrInvalidJSON)
-		case c < utf8.RuneSelf:
-			p++
 		default:
 			r, n := utf8.DecodeRune(d[p:])
 			if r == utf8.RuneError && n <= 1 {
@@ -273,74 +367,7 @@ func isHex4(b []byte) bool {
 	return true
 }
 
-// --- walking validated JSON ---
-
-// skipWS returns the index of the first non-space byte at or after p.
-func skipWS(d []byte, p int) int {
-	for p < len(d) && isWS(d[p]) {
-		p++
-	}
-	return p
-}
-
-// valueEnd returns the index just past the value starting at p. d must be
-// valid JSON from p on.
-func valueEnd(d []byte, p int) int {
-	switch d[p] {
-	case '"':
-		p++
-		for p < len(d) {
-			switch d[p] {
-			case '\\':
-				p += 2
-			case '"':
-				return p + 1
-			default:
-				p++
-			}
-		}
-		return p
-	case '{', '[':
-		depth := 0
-		for p < len(d) {
-			switch d[p] {
-			case '{', '[':
-				depth++
-				p++
-			case '}', ']':
-				depth--
-				p++
-				if depth == 0 {
-					return p
-				}
-			case '"':
-				p = valueEnd(d, p)
-			default:
-				p++
-			}
-		}
-		return p
-	default:
-		for p < len(d) {
-			c := d[p]
-			if c == ',' || c == '}' || c == ']' || isWS(c) {
-				return p
-			}
-			p++
-		}
-		return p
-	}
-}
-
-// parseVal reads the value at the start of (validated) raw.
-func parseVal(raw []byte) jval {
-	p := skipWS(raw, 0)
-	if p >= len(raw) {
-		return jval{}
-	}
-	e := valueEnd(raw, p)
-	return jval{kind: kindOf(raw[p]), raw: raw[p:e]}
-}
+// --- walking the tape ---
 
 func kindOf(c byte) byte {
 	switch c {
@@ -350,65 +377,52 @@ func kindOf(c byte) byte {
 	return jNumber
 }
 
-// objIter walks the members of a validated object.
+// objIter walks the members of an object.
 type objIter struct {
-	d []byte
-	p int
+	t      *tape
+	i, end int32
 }
 
 func (v jval) object() objIter {
 	if v.kind != jObject {
 		return objIter{}
 	}
-	return objIter{d: v.raw, p: 1}
+	return objIter{t: v.t, i: v.i + 1, end: v.t.ents[v.i].next}
 }
 
 // next returns the next member's raw key (without quotes, escapes kept) and
 // value.
 func (it *objIter) next() (key []byte, val jval, ok bool) {
-	d := it.d
-	p := skipWS(d, it.p)
-	if p >= len(d) || d[p] == '}' {
+	if it.t == nil || it.i >= it.end {
 		return nil, jval{}, false
 	}
-	if d[p] == ',' {
-		p = skipWS(d, p+1)
-	}
-	ke := valueEnd(d, p)
-	key = d[p+1 : ke-1]
-	p = skipWS(d, ke)
-	p = skipWS(d, p+1) // ':'
-	ve := valueEnd(d, p)
-	val = jval{kind: kindOf(d[p]), raw: d[p:ve]}
-	it.p = ve
+	k := &it.t.ents[it.i]
+	key = it.t.data[k.start+1 : k.end-1]
+	val = it.t.val(it.i + 1)
+	it.i = it.t.ents[it.i+1].next
 	return key, val, true
 }
 
-// arrIter walks the elements of a validated array.
+// arrIter walks the elements of an array.
 type arrIter struct {
-	d []byte
-	p int
+	t      *tape
+	i, end int32
 }
 
 func (v jval) array() arrIter {
 	if v.kind != jArray {
 		return arrIter{}
 	}
-	return arrIter{d: v.raw, p: 1}
+	return arrIter{t: v.t, i: v.i + 1, end: v.t.ents[v.i].next}
 }
 
 func (it *arrIter) next() (jval, bool) {
-	d := it.d
-	p := skipWS(d, it.p)
-	if p >= len(d) || d[p] == ']' {
+	if it.t == nil || it.i >= it.end {
 		return jval{}, false
 	}
-	if d[p] == ',' {
-		p = skipWS(d, p+1)
-	}
-	e := valueEnd(d, p)
-	it.p = e
-	return jval{kind: kindOf(d[p]), raw: d[p:e]}, true
+	v := it.t.val(it.i)
+	it.i = it.t.ents[it.i].next
+	return v, true
 }
 
 // get returns the member named key of an object value.
@@ -621,4 +635,19 @@ func hex4(b []byte) int {
 		}
 	}
 	return n
+}
+
+// parseJSON validates data and returns its root value, on a tape from the
+// Decoder's pool (a message may hold a few documents at once: the event, the
+// body, an event of a stream, the text of an MCP result).
+func (d *Decoder) parseJSON(data []byte, path string) (jval, *DecodeError) {
+	if d.sc.ntape >= len(d.sc.tapes) {
+		return jval{}, errAt(ErrTooDeep, path, -1, "too many nested JSON documents")
+	}
+	t := &d.sc.tapes[d.sc.ntape]
+	d.sc.ntape++
+	if r, off := buildTape(t, data, d.opt.MaxDepth); r != "" {
+		return jval{}, errAt(r, path, off, "not valid JSON")
+	}
+	return t.root(), nil
 }

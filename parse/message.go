@@ -15,6 +15,8 @@ type scratch struct {
 	body     []byte // de-chunked or base64-decoded body
 	bin      []byte // decoded grpc-status-details-bin
 	tmp      []byte // redaction output before it is saved
+	tapes    [4]tape
+	ntape    int
 	sse      []byte
 	sseBest  []byte
 	hdrs     []Header
@@ -30,6 +32,7 @@ type scratch struct {
 
 func (s *scratch) reset() {
 	s.ar.reset()
+	s.ntape = 0
 	s.raw = s.raw[:0]
 	s.body = s.body[:0]
 	s.bin = s.bin[:0]
@@ -97,10 +100,10 @@ func copyContext(dst, src *Record) {
 // --- event JSON ---
 
 func (d *Decoder) event(value []byte, rep *Reply, out *Record) *DecodeError {
-	if r, off := validateJSON(value, d.opt.MaxDepth); r != "" {
-		return errAt(r, "event", off, "event is not valid JSON")
+	ev, err := d.parseJSON(value, "event")
+	if err != nil {
+		return err
 	}
-	ev := parseVal(value)
 	if ev.kind != jObject {
 		return errAt(ErrBadEvent, "event", 0, "event is not a JSON object")
 	}

@@ -54,13 +54,16 @@ func (d *Decoder) body(body []byte, h *hdrInfo, f *facts, rec *Record) *DecodeEr
 		rec.Envelope = EnvNone
 		return nil
 	}
-	if r, off := validateJSON(body, d.opt.MaxDepth); r != "" {
+	v, err := d.parseJSON(body, "reply.body")
+	if err != nil {
 		if bytes.HasPrefix(body, []byte(`{"error":"`)) {
-			return d.legacyJavaInvalid(body, rec)
+			if lerr := d.legacyJavaInvalid(body, rec); lerr == nil {
+				return nil
+			}
 		}
-		return errAt(r, "reply.body", off, "reply body is not valid JSON")
+		return err
 	}
-	return d.jsonBody(parseVal(body), h, f, rec)
+	return d.jsonBody(v, h, f, rec)
 }
 
 // Top-level members the envelope detector looks at.
@@ -299,8 +302,8 @@ func (d *Decoder) jsonrpcResult(res jval, f *facts, rec *Record) *DecodeError {
 		if !f.aap.found && len(text) > 0 && text[0] == '{' {
 			// Seed 000: the typed error may arrive only as serialized JSON text.
 			tb := []byte(text)
-			if r, _ := validateJSON(tb, d.opt.MaxDepth); r == "" {
-				if pv := parseVal(tb); pv.kind == jObject {
+			if pv, err := d.parseJSON(tb, "reply.body.result.content"); err == nil {
+				if pv.kind == jObject {
 					if typ := pv.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
 						d.jsonAAP(pv, f, rec)
 					}
@@ -536,10 +539,11 @@ func (d *Decoder) sse(body []byte, h *hdrInfo, f *facts, rec *Record) *DecodeErr
 	if best == nil {
 		return errAt(ErrNotAnError, "reply.body", -1, "event stream carries no error event")
 	}
-	if r, off := validateJSON(best, d.opt.MaxDepth); r != "" {
-		return errAt(r, "reply.body.event", off, "error event is not valid JSON")
+	v, err := d.parseJSON(best, "reply.body.event")
+	if err != nil {
+		return err
 	}
-	return d.jsonBody(parseVal(best), h, f, rec)
+	return d.jsonBody(v, h, f, rec)
 }
 
 func sseCarriesError(data []byte) bool {
