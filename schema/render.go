@@ -179,6 +179,8 @@ type table struct {
 	ttl       string // TTL expression without days, e.g. "observed_at"
 	ttlDays   int
 	shardKey  string // Distributed sharding key in a cluster rendering
+	// viewTarget marks a table filled by a materialized view from landing.
+	viewTarget bool
 }
 
 func (r *renderer) createTable(t table) []string {
@@ -218,6 +220,11 @@ func (r *renderer) createTable(t table) []string {
 	}
 	if t.ttl != "" && r.f.TTL {
 		fmt.Fprintf(&b, "\nTTL %s + INTERVAL %d DAY", t.ttl, t.ttlDays)
+	}
+	if t.viewTarget && r.f.InsertDedup && r.o.Cluster == "" {
+		// Replicated tables deduplicate inserts by default; plain MergeTree
+		// only with a window.
+		fmt.Fprintf(&b, "\nSETTINGS non_replicated_deduplication_window = %d", DedupWindow)
 	}
 	out := []string{b.String()}
 	if r.o.Cluster != "" && t.name != TableMigrations {
@@ -288,7 +295,7 @@ func (r *renderer) m001() []string {
 		}
 	}
 	out = append(out, r.createTable(table{
-		name: TableErrors, cols: errorsColumns,
+		name: TableErrors, viewTarget: true, cols: errorsColumns,
 		indexes: []string{
 			"idx_error_id error_id TYPE bloom_filter(0.01) GRANULARITY 4",
 			"idx_request_id request_id TYPE bloom_filter(0.01) GRANULARITY 4",
@@ -302,7 +309,7 @@ func (r *renderer) m001() []string {
 		shardKey: kafkaShard,
 	})...)
 	out = append(out, r.createTable(table{
-		name: TableDeadLetter, cols: deadLetterColumns,
+		name: TableDeadLetter, viewTarget: true, cols: deadLetterColumns,
 		engine: "ReplacingMergeTree", args: "ingested_at",
 		partition: "toYYYYMMDD(ingested_at)",
 		orderBy:   "(kafka_topic, kafka_partition, kafka_offset)",
@@ -328,7 +335,7 @@ var lookupIDs = []string{"error_id", "request_id", "event_id", "message_id", "ta
 
 func (r *renderer) m002() []string {
 	out := r.createTable(table{
-		name: TableErrorLookup, cols: lookupColumns,
+		name: TableErrorLookup, viewTarget: true, cols: lookupColumns,
 		engine: "ReplacingMergeTree", partition: "toYYYYMMDD(observed_at)",
 		orderBy: "(id, id_kind, agent, observed_at, event_id)",
 		ttl:     "observed_at", ttlDays: r.o.RetentionDays,
@@ -364,14 +371,14 @@ func (r *renderer) m003() []string {
 	cols := append(append([]col{}, errors1mDims...), errors1mSums...)
 	dims := names(errors1mDims)
 	out := r.createTable(table{
-		name: TableErrors1m, cols: cols,
+		name: TableErrors1m, viewTarget: true, cols: cols,
 		engine: "SummingMergeTree", args: "(" + strings.Join(names(errors1mSums), ", ") + ")",
 		partition: "toYYYYMMDD(minute)",
 		orderBy:   "(" + strings.Join(dims, ", ") + ")",
 		ttl:       "minute", ttlDays: r.o.RollupRetentionDays,
 	})
 	out = append(out, r.createTable(table{
-		name: TableOutcomes1m, cols: outcomesColumns,
+		name: TableOutcomes1m, viewTarget: true, cols: outcomesColumns,
 		engine: "SummingMergeTree", args: "(n)",
 		partition: "toYYYYMMDD(minute)",
 		orderBy:   "(kafka_topic, minute, outcome, dl_reason)",
@@ -406,7 +413,7 @@ func (r *renderer) m003() []string {
 
 func (r *renderer) m004() []string {
 	out := r.createTable(table{
-		name: TableIngestProgress, cols: progressColumns,
+		name: TableIngestProgress, viewTarget: true, cols: progressColumns,
 		engine: "ReplacingMergeTree", args: "max_offset",
 		orderBy:  "(kafka_topic, kafka_partition)",
 		shardKey: kafkaShard,

@@ -65,6 +65,12 @@ type Features struct {
 	DoubleDelta    bool // 19.11: DoubleDelta and Gorilla codecs
 	TTL            bool // 19.6: table and column TTL
 	SkipIndexes    bool // 20.1: data-skipping indexes GA (bloom_filter since 19.6, tokenbf_v1 since 19.5, experimental)
+	// InsertDedup (22.2): insert_deduplication_token, with
+	// non_replicated_deduplication_window on the view targets and
+	// deduplicate_blocks_in_dependent_materialized_views, so the ingester's
+	// retry of a batch that failed half way through the views writes each
+	// view's block once. See InsertSettings.
+	InsertDedup bool
 	// DateTime64 (20.1) is deliberately not used: observed_at stays DateTime
 	// and observed_at_ms carries the milliseconds, so the type a query sees is
 	// the same on every server.
@@ -78,5 +84,28 @@ func FeaturesOf(v ServerVersion) Features {
 		DoubleDelta:    v.AtLeast(19, 11),
 		TTL:            v.AtLeast(19, 6),
 		SkipIndexes:    v.AtLeast(20, 1),
+		InsertDedup:    v.AtLeast(22, 2),
+	}
+}
+
+// DedupWindow is the number of recent insert blocks each view target
+// remembers (non_replicated_deduplication_window) where InsertDedup is on.
+const DedupWindow = 1000
+
+// InsertSettings returns the query settings for one landing insert. token
+// must identify the batch and stay the same on every retry of that batch
+// (for example the topic, partition and offset range of each partition in
+// it); a different batch must get a different token. On servers without
+// InsertDedup it returns nil: a retry after a failure half way through the
+// views can then count that batch twice in errors_1m and outcomes_1m (errors,
+// dead_letter and error_lookup still collapse it), see docs/schema.md.
+func InsertSettings(v ServerVersion, token string) map[string]any {
+	if !FeaturesOf(v).InsertDedup || token == "" {
+		return nil
+	}
+	return map[string]any{
+		"insert_deduplicate":                                 1,
+		"insert_deduplication_token":                         token,
+		"deduplicate_blocks_in_dependent_materialized_views": 1,
 	}
 }

@@ -48,7 +48,9 @@ func main() {
 		Migrations []schema.Migration
 		Landing    []column
 		Lookup     string
-	}{v.String(), schema.FeaturesOf(v), migs, cols, schema.LookupQuery(opts)}
+		// InsertSettings are those of one landing insert, with an example token.
+		InsertSettings map[string]any
+	}{v.String(), schema.FeaturesOf(v), migs, cols, schema.LookupQuery(opts), schema.InsertSettings(v, "example-batch-token")}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(out); err != nil {
