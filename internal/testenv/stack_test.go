@@ -268,3 +268,67 @@ func TestLookupReadsStackEnv(t *testing.T) {
 		t.Errorf("environment should win: got %q", got)
 	}
 }
+
+// TestStackRestartClickHouse checks the fault-test hooks: a paused ClickHouse
+// stops answering, and a restarted one answers again with its data intact.
+func TestStackRestartClickHouse(t *testing.T) {
+	addr := testenv.ClickHouse(t)
+	open := func() clickhouse.Conn {
+		conn, err := clickhouse.Open(&clickhouse.Options{
+			Addr:        []string{addr},
+			DialTimeout: 2 * time.Second,
+			ReadTimeout: 2 * time.Second,
+		})
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return conn
+	}
+	ctx := context.Background()
+	conn := open()
+	table := "stacktest_restart_" + suffix(t)
+	if err := conn.Exec(ctx, "CREATE TABLE "+table+" (n UInt8) ENGINE = MergeTree() ORDER BY n"); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	t.Cleanup(func() { _ = open().Exec(context.Background(), "DROP TABLE IF EXISTS "+table) })
+	// With 18.16, Exec("INSERT ... VALUES ...") hangs until the read timeout:
+	// rows go in through a batch (or INSERT ... SELECT).
+	batch, err := conn.PrepareBatch(ctx, "INSERT INTO "+table+" (n)")
+	if err != nil {
+		t.Fatalf("prepare: %v", err)
+	}
+	for _, n := range []uint8{1, 2, 3} {
+		if err := batch.Append(n); err != nil {
+			t.Fatalf("append: %v", err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		t.Fatalf("insert: %v", err)
+	}
+
+	testenv.Stack(t, "pause-clickhouse")
+	resumed := false
+	t.Cleanup(func() {
+		if !resumed {
+			testenv.Stack(t, "resume-clickhouse")
+		}
+	})
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	err = open().Ping(pctx)
+	cancel()
+	if err == nil {
+		t.Error("a paused ClickHouse answered a ping")
+	}
+	testenv.Stack(t, "resume-clickhouse")
+	resumed = true
+
+	testenv.Stack(t, "restart-clickhouse")
+	var n uint64
+	if err := open().QueryRow(ctx, "SELECT count() FROM "+table).Scan(&n); err != nil {
+		t.Fatalf("count after restart: %v", err)
+	}
+	if n != 3 {
+		t.Errorf("after restart %s has %d rows, want 3", table, n)
+	}
+}

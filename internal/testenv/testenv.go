@@ -2,15 +2,18 @@
 //
 // The local stack (scripts/stack) starts Apache Kafka, ClickHouse, Prometheus
 // and Alertmanager and writes their addresses to .stack/env; the variables
-// below override them. When a server is not reachable a test is skipped
-// outside CI and fails in CI (CI=true), so an integration test can never
-// vanish from a CI run unnoticed.
+// ERRTRAIL_KAFKA_BROKERS, ERRTRAIL_CLICKHOUSE_ADDR, ERRTRAIL_CLICKHOUSE_HTTP,
+// ERRTRAIL_PROMETHEUS_ADDR and ERRTRAIL_ALERTMANAGER_ADDR override them. When
+// a server is not reachable a test is skipped outside CI and fails in CI
+// (CI=true), so an integration test can never vanish from a CI run unnoticed.
+// Stack runs scripts/stack for fault tests (restart, kill, pause a server).
 package testenv
 
 import (
 	"bufio"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,10 +22,11 @@ import (
 
 // Defaults match scripts/stack.
 const (
-	DefaultKafka        = "127.0.0.1:19092"
-	DefaultClickHouse   = "127.0.0.1:19000"
-	DefaultPrometheus   = "127.0.0.1:19090"
-	DefaultAlertmanager = "127.0.0.1:19093"
+	DefaultKafka          = "127.0.0.1:19092"
+	DefaultClickHouse     = "127.0.0.1:19000"
+	DefaultClickHouseHTTP = "127.0.0.1:18123"
+	DefaultPrometheus     = "127.0.0.1:19090"
+	DefaultAlertmanager   = "127.0.0.1:19093"
 )
 
 // Kafka returns the broker address or stops the test.
@@ -31,6 +35,12 @@ func Kafka(t testing.TB) string { return need(t, "ERRTRAIL_KAFKA_BROKERS", Defau
 // ClickHouse returns the native-protocol address or stops the test.
 func ClickHouse(t testing.TB) string {
 	return need(t, "ERRTRAIL_CLICKHOUSE_ADDR", DefaultClickHouse, "ClickHouse")
+}
+
+// ClickHouseHTTP returns host:port of ClickHouse's HTTP interface or stops
+// the test.
+func ClickHouseHTTP(t testing.TB) string {
+	return need(t, "ERRTRAIL_CLICKHOUSE_HTTP", DefaultClickHouseHTTP, "ClickHouse HTTP")
 }
 
 // Prometheus returns host:port of Prometheus or stops the test.
@@ -75,22 +85,51 @@ func need(t testing.TB, key, def, what string) string {
 	return ""
 }
 
-// fromStackEnv reads KEY=value lines (an optional "export " prefix) from
-// .stack/env in the nearest ancestor directory that has go.mod.
-func fromStackEnv(key string) string {
+// Stack runs scripts/stack from the repository root with args, for example
+// Stack(t, "restart-clickhouse") or Stack(t, "pause-kafka"), logs its output
+// and fails the test when it fails. Fault tests use it to stop, kill, pause
+// and restart the stack's servers.
+func Stack(t testing.TB, args ...string) {
+	t.Helper()
+	root := moduleRoot()
+	if root == "" {
+		t.Fatal("testenv.Stack: no go.mod in the working directory or above it")
+	}
+	cmd := exec.Command(filepath.Join(root, "scripts", "stack"), args...)
+	cmd.Dir = root
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	t.Logf("scripts/stack %s (%s):\n%s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond), out)
+	if err != nil {
+		t.Fatalf("scripts/stack %s: %v", strings.Join(args, " "), err)
+	}
+}
+
+// moduleRoot is the nearest directory at or above the working directory
+// that has go.mod, or "".
+func moduleRoot() string {
 	dir, err := os.Getwd()
 	if err != nil {
 		return ""
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
+			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
 			return ""
 		}
 		dir = parent
+	}
+}
+
+// fromStackEnv reads KEY=value lines (an optional "export " prefix) from
+// .stack/env in the module root.
+func fromStackEnv(key string) string {
+	dir := moduleRoot()
+	if dir == "" {
+		return ""
 	}
 	f, err := os.Open(filepath.Join(dir, ".stack", "env"))
 	if err != nil {
