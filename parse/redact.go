@@ -303,13 +303,18 @@ func isAPIKey(w string) bool {
 }
 
 // isUUIDish accepts UUIDs and dash-joined hex ids, which are identifiers
-// needed for support, not secrets.
+// needed for support, not secrets. A long undivided hex run is a key.
 func isUUIDish(w string) bool {
+	dashes := 0
 	for k := 0; k < len(w); k++ {
 		c := w[k]
-		if !(isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == '-') {
+		if c == '-' {
+			dashes++
+			continue
+		}
+		if !(isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
 			return false
 		}
 	}
-	return true
+	return dashes > 0
 }
