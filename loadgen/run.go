@@ -59,6 +59,7 @@ type Config struct {
 	// Kafka; for inspecting a scenario and for tests without a broker.
 	Output io.Writer
 
+	Partitions  int   // partitions of the topic when the tool creates it (default: the broker's)
 	BatchSize   int   // kafka-go Writer.BatchSize (default 1000)
 	MaxInFlight int64 // messages handed to the writer and not yet acknowledged (default 200000)
 	Compression bool  // lz4 (default on through NewConfig / the command)
@@ -186,6 +187,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		closeW = bw.Flush
 	} else {
+		if err := EnsureTopic(ctx, cfg.Brokers, cfg.Topic, cfg.Partitions); err != nil {
+			return nil, fmt.Errorf("loadgen: %w", err)
+		}
 		w := &kafka.Writer{
 			Addr:                   kafka.TCP(cfg.Brokers...),
 			Topic:                  cfg.Topic,
@@ -308,6 +312,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			break
 		}
 		next := s.nextAt()
+		if next < 0 && speed > 0 && !cfg.Loop {
+			// Paced: nothing more to send, but the scenario's time goes on.
+			if scen >= total {
+				break
+			}
+			next = total
+		}
 		if next < 0 {
 			if !cfg.Loop {
 				scen = total

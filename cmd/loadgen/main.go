@@ -1,0 +1,169 @@
+// Command loadgen publishes realistic agent error replies to Kafka from
+// scenario files, simulating each agent's per-caller limiter. See package
+// loadgen for the scenario format and the library API.
+//
+//	loadgen run SCENARIO [flags]   play a scenario (a file or a shipped name), paced
+//	loadgen demo [flags]           the shipped demo scenario (~75 s, mixed faults, 1% poison)
+//	loadgen flood [flags]          unpaced, for throughput: --events N of --scenario (steady)
+//	loadgen list                   the shipped scenarios
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/errtrail/errtrail/loadgen"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage(os.Stderr)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch cmd := os.Args[1]; cmd {
+	case "run", "demo", "flood":
+		err = run(ctx, cmd, os.Args[2:])
+	case "list":
+		for _, n := range loadgen.BuiltinNames() {
+			sc, err := loadgen.Builtin(n)
+			if err != nil {
+				fmt.Printf("%-22s INVALID: %v\n", n, err)
+				continue
+			}
+			fmt.Printf("%-22s %5.0f s  %d agents, %d callers\n", n, sc.Total().Seconds(), len(sc.Agents), len(sc.Callers))
+		}
+	case "-h", "--help", "help":
+		usage(os.Stdout)
+	default:
+		fmt.Fprintf(os.Stderr, "loadgen: unknown command %q\n", cmd)
+		usage(os.Stderr)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage:
+  loadgen run SCENARIO [flags]   play a scenario file or shipped name (see list), paced
+  loadgen demo [flags]           the shipped demo scenario (~75 s, everything mixed, 1% poison)
+  loadgen flood [flags]          as fast as possible: --events N of --scenario (default steady)
+  loadgen list                   shipped scenarios
+run "loadgen run -h" for the flags
+`)
+}
+
+func env(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func run(ctx context.Context, cmd string, args []string) error {
+	fs := flag.NewFlagSet("loadgen "+cmd, flag.ContinueOnError)
+	brokers := fs.String("kafka.brokers", env("ERRTRAIL_KAFKA_BROKERS", loadgen.DefaultBrokers),
+		"Kafka bootstrap brokers, comma-separated (env ERRTRAIL_KAFKA_BROKERS)")
+	topic := fs.String("kafka.topic", env("ERRTRAIL_KAFKA_TOPIC", loadgen.DefaultTopic), "topic to publish to (env ERRTRAIL_KAFKA_TOPIC)")
+	speed := fs.Float64("speed", 1, "run scenario time this many times faster than real time (flood: unpaced)")
+	clock := fs.String("clock", "real", "observed_at: real (wall time at which the event is due; windows shrink by --speed) or scenario (start + scenario time; gaps keep scenario length)")
+	maxEvents := fs.Int64("max-events", 0, "stop after this many messages (0: no bound)")
+	duration := fs.Duration("duration", 0, "stop after this much real time (0: at the scenario's end)")
+	scale := fs.Float64("scale", 1, "multiply every caller's request rate")
+	manifest := fs.String("manifest", "", "write a JSON manifest of what was produced to this file")
+	out := fs.String("out", "", "write messages to this file ('-': stdout) instead of Kafka, one per line")
+	every := fs.Duration("progress", 2*time.Second, "progress line interval (0: none)")
+	noCompress := fs.Bool("no-compress", false, "do not compress Kafka batches (lz4 by default; the over-1-MiB poison then needs a broker with message.max.bytes above it)")
+	batch := fs.Int("batch", 1000, "kafka-go writer batch size")
+	events := fs.Int64("events", 1_000_000, "flood: messages to send")
+	scenario := fs.String("scenario", "steady", "flood: scenario to loop")
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil
+			}
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+
+	cfg := loadgen.Config{
+		Brokers: strings.Split(*brokers, ","), Topic: *topic, Speed: *speed, Clock: *clock,
+		MaxEvents: *maxEvents, Duration: *duration, Scale: *scale, Progress: os.Stderr,
+		ProgressEvery: *every, Compression: !*noCompress, BatchSize: *batch,
+	}
+	if *every <= 0 {
+		cfg.Progress = nil
+	}
+	var name string
+	switch cmd {
+	case "run":
+		if len(positional) != 1 {
+			return fmt.Errorf("run: want one SCENARIO (a file or one of %s)", strings.Join(loadgen.BuiltinNames(), ", "))
+		}
+		name = positional[0]
+	case "demo":
+		name = "demo"
+	case "flood":
+		name = *scenario
+		cfg.Speed, cfg.Loop, cfg.MaxEvents = 0, true, *events
+		if cfg.Duration == 0 {
+			cfg.Duration = 10 * time.Minute // a flood always ends
+		}
+	}
+	sc, err := loadgen.Resolve(name)
+	if err != nil {
+		return err
+	}
+	cfg.Scenario = sc
+	if *out != "" {
+		w := os.Stdout
+		if *out != "-" {
+			f, err := os.Create(*out)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			w = f
+		}
+		cfg.Output = w
+	}
+	target := "kafka " + *brokers + " topic " + *topic
+	if cfg.Output != nil {
+		target = "file " + *out
+	}
+	fmt.Fprintf(os.Stderr, "loadgen: %s %s (%.0f s of scenario time, speed %v, clock %s) to %s\n",
+		cmd, sc.Name, sc.Total().Seconds(), cfg.Speed, cfg.Clock, target)
+	rep, err := loadgen.Run(ctx, cfg)
+	if rep != nil {
+		rep.WriteText(os.Stderr)
+		if *manifest != "" {
+			if merr := rep.WriteManifest(*manifest); merr != nil {
+				return merr
+			}
+			fmt.Fprintf(os.Stderr, "  manifest: %s\n", *manifest)
+		}
+	}
+	if errors.Is(err, context.Canceled) {
+		return errors.New("interrupted; the report counts what was acknowledged")
+	}
+	return err
+}

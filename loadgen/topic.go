@@ -1,0 +1,66 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// EnsureTopic creates topic when the broker does not have it, with
+// partitions partitions (<= 0: the broker's default) and replication
+// factor 1, and waits until its partitions have leaders. An existing topic is
+// left as it is. Writing into a topic that the broker auto-creates loses the
+// first batches to UNKNOWN_TOPIC_OR_PARTITION retries, hence this step.
+func EnsureTopic(ctx context.Context, brokers []string, topic string, partitions int) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	c := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
+	exists := func() (bool, error) {
+		md, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+		if err != nil {
+			return false, err
+		}
+		for _, t := range md.Topics {
+			if t.Name == topic && t.Error == nil && len(t.Partitions) > 0 {
+				for _, p := range t.Partitions {
+					if p.Leader.Host == "" {
+						return false, nil
+					}
+				}
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	ok, err := exists()
+	if err != nil {
+		return fmt.Errorf("kafka metadata from %v: %w", brokers, err)
+	}
+	if ok {
+		return nil
+	}
+	if partitions <= 0 {
+		partitions = -1
+	}
+	res, err := c.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{
+		{Topic: topic, NumPartitions: partitions, ReplicationFactor: 1}}})
+	if err != nil {
+		return fmt.Errorf("create topic %s: %w", topic, err)
+	}
+	if e := res.Errors[topic]; e != nil && !errors.Is(e, kafka.TopicAlreadyExists) {
+		return fmt.Errorf("create topic %s: %w", topic, e)
+	}
+	for {
+		if ok, _ := exists(); ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("topic %s has no leaders yet: %w", topic, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
