@@ -26,6 +26,21 @@ var LandingColumns = []string{
 	"dl_reason", "dl_error", "raw",
 }
 
+// CheckColumns reports a difference between the landing table's columns
+// as the schema declares them and the buffers ingest fills, so a mismatch
+// stops start-up instead of the first insert.
+func CheckColumns(names []string) error {
+	if len(names) != len(LandingColumns) {
+		return fmt.Errorf("ingest: schema has %d landing columns, ingest fills %d", len(names), len(LandingColumns))
+	}
+	for i, n := range names {
+		if n != LandingColumns[i] {
+			return fmt.Errorf("ingest: landing column %d is %q in the schema and %q in ingest", i, n, LandingColumns[i])
+		}
+	}
+	return nil
+}
+
 // arena holds the bytes of the strings in one columns value. Strings it
 // returns point into its chunks and stay valid until reset; reset keeps the
 // chunks, so steady state allocates nothing.
@@ -177,7 +192,8 @@ func (c *columns) appendRow(m *rowMeta, rec *parse.Record, derr *parse.DecodeErr
 		c.eventHash = append(c.eventHash, xxhash.Sum64String(id)|1) // never 0
 	} else {
 		var buf [160]byte
-		b := append(buf[:0], m.topic...)
+		b := append(buf[:0], "kafka:"...)
+		b = append(b, m.topic...)
 		b = append(b, '/')
 		b = strconv.AppendInt(b, int64(m.partition), 10)
 		b = append(b, '/')

@@ -29,16 +29,16 @@ type RetainFunc func(ctx context.Context, conn driver.Conn) error
 // Config configures a Pipeline. Zero values take the documented defaults.
 type Config struct {
 	Topic  string // the topic the reader consumes; used for replay filtering
-	Table  string // insert target; default "landing"
+	Table  string // insert target, database-qualified if needed; default "landing"
 	Limits Limits
 
 	Workers     int // decode goroutines; default GOMAXPROCS
 	DedupWindow int // producer event ids remembered per generation; default 262,144; <0 disables
 	Decoder     parse.Options
-	// RedactRaw makes the raw bytes of a dead-letter row (parse.RedactRaw);
-	// nil stores no raw bytes.
+	// RedactRaw makes the raw bytes of a dead-letter row; default
+	// parse.RedactRaw.
 	RedactRaw func(dst, value []byte, max int) []byte
-	RawMax    int // bytes kept by RedactRaw; default 4 KiB
+	RawMax    int // bytes of raw kept per dead-letter row; default 4 KiB, <0 keeps none
 
 	Backoff         Backoff
 	InsertTimeout   time.Duration // one insert attempt; default 60s
@@ -64,8 +64,11 @@ func (c *Config) defaults() {
 	if c.DedupWindow == 0 {
 		c.DedupWindow = 1 << 18
 	}
-	if c.RawMax <= 0 {
+	if c.RawMax == 0 {
 		c.RawMax = 4 << 10
+	}
+	if c.RedactRaw == nil {
+		c.RedactRaw = parse.RedactRaw
 	}
 	if c.InsertTimeout <= 0 {
 		c.InsertTimeout = 60 * time.Second
@@ -484,7 +487,7 @@ func (p *Pipeline) decodeChunk(w int, b *batch, idx []int, ingested int64) {
 				de = &parse.DecodeError{Reason: parse.ErrBadEvent, Path: "event", Offset: -1, Detail: "decoder returned an untyped error"}
 			}
 			raw = raw[:0]
-			if p.cfg.RedactRaw != nil {
+			if p.cfg.RawMax > 0 {
 				raw = p.cfg.RedactRaw(raw, m.Value, p.cfg.RawMax)
 			}
 			cols.appendRow(&meta, rec, de, raw)

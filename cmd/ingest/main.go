@@ -1,0 +1,392 @@
+// Command ingest consumes error events from Kafka and writes them to
+// ClickHouse (see docs/ingest.md).
+//
+//	ingest [run] [flags]        consume and insert until SIGTERM/SIGINT
+//	ingest migrate [--print]    apply the schema migrations, or print the DDL
+//	ingest decode FILE...       decode files offline and print the records
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/errtrail/errtrail/ingest"
+	"github.com/errtrail/errtrail/internal/decodecli"
+	"github.com/errtrail/errtrail/parse"
+	"github.com/errtrail/errtrail/schema"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
+	"github.com/segmentio/kafka-go/sasl/plain"
+	"github.com/segmentio/kafka-go/sasl/scram"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cmd := "run"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "run":
+		return runIngest(args, stderr)
+	case "migrate":
+		return runMigrate(args, stdout, stderr)
+	case "decode":
+		return decodecli.Run(args, stdin, stdout, stderr)
+	case "help":
+		fmt.Fprintln(stdout, "usage: ingest [run|migrate|decode] [flags]; ingest <cmd> --help lists the flags")
+		return 0
+	default:
+		fmt.Fprintf(stderr, "ingest: unknown command %q (run, migrate, decode)\n", cmd)
+		return 2
+	}
+}
+
+// options holds every flag of run and migrate.
+type options struct {
+	brokers, topic, group        *string
+	kafkaTLS                     tlsFlags
+	saslMech, saslUser, saslPass *string
+	sessionTimeout               *time.Duration
+	chAddr, chDB, chUser, chPass *string
+	chCluster                    *string
+	chTLS                        tlsFlags
+	rows, bytes                  *int
+	wait                         *time.Duration
+	insertTimeout, backoffMax    *time.Duration
+	workers, dedup, maxBytes     *int
+	retentionDays                *int
+	retentionEvery               *time.Duration
+	listen                       *string
+	shutdown                     *time.Duration
+	logLevel, logFormat          *string
+	print                        *bool
+}
+
+func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
+	fs := flag.NewFlagSet("ingest "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	e := envFlags{fs}
+	o := &options{
+		brokers:        e.String("kafka.brokers", "ERRTRAIL_KAFKA_BROKERS", "127.0.0.1:19092", "Kafka bootstrap brokers, comma-separated"),
+		topic:          e.String("kafka.topic", "ERRTRAIL_KAFKA_TOPIC", "errtrail.replies", "topic to consume"),
+		group:          e.String("kafka.group", "ERRTRAIL_KAFKA_GROUP", "errtrail-ingest", "consumer group id"),
+		kafkaTLS:       newTLSFlags(e, "kafka", "ERRTRAIL_KAFKA", "Kafka"),
+		sessionTimeout: e.Duration("kafka.session-timeout", "ERRTRAIL_KAFKA_SESSION_TIMEOUT", 30*time.Second, "consumer group session timeout: how long a dead member keeps its partitions"),
+		saslMech:       e.String("kafka.sasl.mechanism", "ERRTRAIL_KAFKA_SASL_MECHANISM", "", "SASL mechanism: plain, scram-sha-256 or scram-sha-512 (empty: no SASL)"),
+		saslUser:       e.String("kafka.sasl.username", "ERRTRAIL_KAFKA_SASL_USERNAME", "", "SASL user name"),
+		saslPass:       e.String("kafka.sasl.password", "ERRTRAIL_KAFKA_SASL_PASSWORD", "", "SASL password (never logged; prefer the env variable)"),
+
+		chAddr:    e.String("clickhouse.addr", "ERRTRAIL_CLICKHOUSE_ADDR", "127.0.0.1:19000", "ClickHouse native-protocol addresses host:port, comma-separated"),
+		chDB:      e.String("clickhouse.database", "ERRTRAIL_CLICKHOUSE_DATABASE", schema.DefaultDatabase, "database holding errtrail's tables (created by migrate)"),
+		chUser:    e.String("clickhouse.user", "ERRTRAIL_CLICKHOUSE_USER", "default", "ClickHouse user"),
+		chPass:    e.String("clickhouse.password", "ERRTRAIL_CLICKHOUSE_PASSWORD", "", "ClickHouse password (never logged; prefer the env variable)"),
+		chCluster: e.String("clickhouse.cluster", "ERRTRAIL_CLICKHOUSE_CLUSTER", "", "render ON CLUSTER / Replicated* DDL for this cluster (docs/schema.md)"),
+		chTLS:     newTLSFlags(e, "clickhouse", "ERRTRAIL_CLICKHOUSE", "ClickHouse"),
+
+		rows:           e.Int("batch.rows", "ERRTRAIL_BATCH_ROWS", 50000, "cut a batch at this many messages"),
+		bytes:          e.Int("batch.bytes", "ERRTRAIL_BATCH_BYTES", 16<<20, "cut a batch at this many message bytes"),
+		wait:           e.Duration("batch.wait", "ERRTRAIL_BATCH_WAIT", time.Second, "cut a batch when its oldest message waited this long"),
+		insertTimeout:  e.Duration("insert.timeout", "ERRTRAIL_INSERT_TIMEOUT", time.Minute, "time allowed for one insert attempt"),
+		backoffMax:     e.Duration("insert.backoff-max", "ERRTRAIL_INSERT_BACKOFF_MAX", 30*time.Second, "longest wait between insert retries (jittered, exponential from 100ms)"),
+		workers:        e.Int("decode.workers", "ERRTRAIL_DECODE_WORKERS", 0, "decode goroutines (0: GOMAXPROCS)"),
+		dedup:          e.Int("dedup.window", "ERRTRAIL_DEDUP_WINDOW", 1<<18, "producer event ids remembered to drop re-sends, per generation (two generations; <0 disables)"),
+		maxBytes:       e.Int("parse.max-bytes", "ERRTRAIL_PARSE_MAX_BYTES", 1<<20, "largest message decoded; larger ones are dead-lettered as too_large"),
+		retentionDays:  e.Int("retention.days", "ERRTRAIL_RETENTION_DAYS", schema.DefaultRetentionDays, "days of errors and dead letters kept (TTL, or dropped partitions on servers without TTL)"),
+		retentionEvery: e.Duration("retention.interval", "ERRTRAIL_RETENTION_INTERVAL", time.Hour, "how often old partitions are dropped on servers without TTL"),
+		listen:         e.String("http.listen-address", "ERRTRAIL_INGEST_LISTEN_ADDRESS", "127.0.0.1:19100", "address of /metrics, /healthz and /readyz"),
+		shutdown:       e.Duration("shutdown.timeout", "ERRTRAIL_SHUTDOWN_TIMEOUT", 30*time.Second, "after SIGTERM: time to flush, insert and commit before giving up (uncommitted messages are replayed)"),
+		logLevel:       e.String("log.level", "ERRTRAIL_LOG_LEVEL", "info", "debug, info, warn or error"),
+		logFormat:      e.String("log.format", "ERRTRAIL_LOG_FORMAT", "text", "text or json"),
+	}
+	if name == "migrate" {
+		o.print = fs.Bool("print", false, "print the DDL for the connected server instead of applying it")
+	}
+	return fs, o
+}
+
+func newLogger(o *options, w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*o.logLevel)); err != nil {
+		lvl = slog.LevelInfo
+	}
+	ho := &slog.HandlerOptions{Level: lvl}
+	if *o.logFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, ho))
+	}
+	return slog.New(slog.NewTextHandler(w, ho))
+}
+
+func (o *options) schemaOptions() schema.Options {
+	return schema.Options{Database: *o.chDB, Cluster: *o.chCluster, RetentionDays: *o.retentionDays}
+}
+
+// connectClickHouse opens a native-protocol pool with LZ4 compression (the
+// only combination that works with every supported server, 18.16 included).
+func connectClickHouse(ctx context.Context, o *options) (driver.Conn, error) {
+	tc, err := o.chTLS.config()
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse TLS: %w", err)
+	}
+	conn, err := clickhouse.Open(&clickhouse.Options{
+		Addr:         splitList(*o.chAddr),
+		Protocol:     clickhouse.Native,
+		Auth:         clickhouse.Auth{Database: "default", Username: *o.chUser, Password: *o.chPass},
+		TLS:          tc,
+		Compression:  &clickhouse.Compression{Method: clickhouse.CompressionLZ4},
+		DialTimeout:  10 * time.Second,
+		ReadTimeout:  *o.insertTimeout,
+		MaxOpenConns: 4,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return conn, nil
+}
+
+func kafkaDialer(o *options) (*kafka.Dialer, error) {
+	tc, err := o.kafkaTLS.config()
+	if err != nil {
+		return nil, fmt.Errorf("kafka TLS: %w", err)
+	}
+	d := &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true, TLS: tc}
+	var mech sasl.Mechanism
+	switch strings.ToLower(*o.saslMech) {
+	case "":
+	case "plain":
+		mech = plain.Mechanism{Username: *o.saslUser, Password: *o.saslPass}
+	case "scram-sha-256":
+		mech, err = scram.Mechanism(scram.SHA256, *o.saslUser, *o.saslPass)
+	case "scram-sha-512":
+		mech, err = scram.Mechanism(scram.SHA512, *o.saslUser, *o.saslPass)
+	default:
+		return nil, fmt.Errorf("unknown --kafka.sasl.mechanism %q (plain, scram-sha-256, scram-sha-512)", *o.saslMech)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.SASLMechanism = mech
+	return d, nil
+}
+
+// phase logs the start and the duration of one step of main's checklist.
+func phase(log *slog.Logger, name string) func() {
+	start := time.Now()
+	log.Info(name + "...")
+	return func() { log.Info(name+" done", "took", time.Since(start).Round(time.Millisecond)) }
+}
+
+func runMigrate(args []string, stdout, stderr io.Writer) int {
+	fs, o := newFlags("migrate", stderr)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log := newLogger(o, stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	conn, err := connectClickHouse(ctx, o)
+	if err != nil {
+		log.Error("connect to ClickHouse", "error", err)
+		return 1
+	}
+	defer conn.Close()
+	if *o.print {
+		v, err := schema.DetectVersion(ctx, conn)
+		if err != nil {
+			log.Error("server version", "error", err)
+			return 1
+		}
+		for _, m := range schema.Render(v, o.schemaOptions()) {
+			fmt.Fprintf(stdout, "-- migration %03d %s (ClickHouse %s)\n", m.Version, m.Name, v)
+			for _, s := range m.Statements {
+				fmt.Fprintf(stdout, "%s;\n\n", s)
+			}
+		}
+		return 0
+	}
+	res, err := schema.Migrate(ctx, conn, o.schemaOptions())
+	if err != nil {
+		log.Error("migrate", "error", err)
+		return 1
+	}
+	log.Info("migrated", "server", res.Server.String(), "applied", res.Applied, "current", res.Current, "drifted", res.Drifted)
+	return 0
+}
+
+func runIngest(args []string, stderr io.Writer) int {
+	fs, o := newFlags("run", stderr)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log := newLogger(o, stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	log.Info("errtrail ingest starting", "brokers", *o.brokers, "topic", *o.topic, "group", *o.group,
+		"clickhouse", *o.chAddr, "database", *o.chDB, "user", *o.chUser)
+
+	// 1. Check the column contract with the schema package.
+	names := make([]string, len(schema.LandingColumns))
+	for i, c := range schema.LandingColumns {
+		names[i] = c.Name
+	}
+	if err := ingest.CheckColumns(names); err != nil {
+		log.Error("landing columns do not match the schema", "error", err)
+		return 1
+	}
+
+	// 2. ClickHouse: connect and migrate (waits while the server is down).
+	done := phase(log, "connecting to ClickHouse and migrating")
+	conn, err := connectClickHouse(ctx, o)
+	if err != nil {
+		log.Error("connect to ClickHouse", "error", err)
+		return 1
+	}
+	defer conn.Close()
+	bo := ingest.Backoff{Max: 10 * time.Second}
+	for attempt := 0; ; attempt++ {
+		_, err = schema.Migrate(ctx, conn, o.schemaOptions())
+		if err == nil {
+			break
+		}
+		class := ingest.Classify(err)
+		if ctx.Err() != nil || class.Permanent() || attempt > 1000 {
+			log.Error("migrate", "class", class, "error", err)
+			return 1
+		}
+		d := bo.Delay(attempt, nil)
+		log.Warn("migrate failed; retrying", "class", class, "backoff", d, "error", err)
+		select {
+		case <-ctx.Done():
+			return 1
+		case <-time.After(d):
+		}
+	}
+	done()
+
+	// 3. Metrics and the HTTP server.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := ingest.NewMetrics(reg)
+	var pipe *ingest.Pipeline
+	ready := func() error {
+		if pipe == nil {
+			return errors.New("starting")
+		}
+		if err := pipe.Failure(); err != nil {
+			return err
+		}
+		if !pipe.Ready() {
+			return errors.New("not consuming")
+		}
+		return nil
+	}
+	done = phase(log, "starting HTTP server on "+*o.listen)
+	ln, err := net.Listen("tcp", *o.listen)
+	if err != nil {
+		log.Error("listen", "address", *o.listen, "error", err)
+		return 1
+	}
+	srv := &http.Server{Handler: ingest.Handler(reg, ready), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http server", "error", err)
+		}
+	}()
+	done()
+
+	// 4. Kafka consumer group.
+	done = phase(log, "joining consumer group")
+	dialer, err := kafkaDialer(o)
+	if err != nil {
+		log.Error("kafka", "error", err)
+		return 1
+	}
+	reader := kafka.NewReader(kafka.ReaderConfig{
+		Brokers:        splitList(*o.brokers),
+		GroupID:        *o.group,
+		Topic:          *o.topic,
+		Dialer:         dialer,
+		MinBytes:       1,
+		MaxBytes:       8 << 20,
+		MaxWait:        250 * time.Millisecond,
+		QueueCapacity:  1000,
+		StartOffset:    kafka.FirstOffset,
+		SessionTimeout: *o.sessionTimeout,
+		CommitInterval: 0, // synchronous: ingest commits once per batch, after the insert
+		ErrorLogger:    kafka.LoggerFunc(func(f string, a ...any) { log.Warn("kafka: " + fmt.Sprintf(f, a...)) }),
+	})
+	done()
+
+	// 5. Run until a signal.
+	sopt := o.schemaOptions()
+	days := *o.retentionDays
+	pipe, err = ingest.New(ingest.Config{
+		Topic:   *o.topic,
+		Table:   *o.chDB + "." + schema.TableLanding,
+		Limits:  ingest.Limits{Rows: *o.rows, Bytes: *o.bytes, Wait: *o.wait},
+		Workers: *o.workers, DedupWindow: *o.dedup,
+		Decoder:         parse.Options{MaxBytes: *o.maxBytes},
+		Backoff:         ingest.Backoff{Max: *o.backoffMax},
+		InsertTimeout:   *o.insertTimeout,
+		ShutdownTimeout: *o.shutdown,
+		Progress: func(ctx context.Context, conn driver.Conn, topic string) (map[int32]int64, error) {
+			return schema.Progress(ctx, conn, sopt, topic)
+		},
+		Retain: func(ctx context.Context, conn driver.Conn) error {
+			dropped, err := schema.Retain(ctx, conn, sopt, days)
+			for _, d := range dropped {
+				log.Info("retention dropped partition", "table", d.Table, "partition", d.Partition)
+			}
+			return err
+		},
+		RetainEvery: *o.retentionEvery,
+		Logger:      log,
+		Metrics:     metrics,
+	}, reader, conn)
+	if err != nil {
+		log.Error("ingest", "error", err)
+		return 1
+	}
+	log.Info("consuming; send SIGTERM or SIGINT to stop")
+	runErr := pipe.Run(ctx)
+
+	// 6. Stop in reverse order, each step bounded.
+	done = phase(log, "closing Kafka reader")
+	closed := make(chan struct{})
+	go func() { reader.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		log.Warn("kafka reader did not close in 10s; leaving it")
+	}
+	done()
+	done = phase(log, "stopping HTTP server")
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	_ = srv.Shutdown(sctx)
+	cancel()
+	done()
+	if runErr != nil {
+		log.Error("ingest ended with an error", "error", runErr)
+		return 1
+	}
+	log.Info("ingest stopped cleanly")
+	return 0
+}
