@@ -17,9 +17,16 @@ type corpus struct {
 
 func newCorpus(root, dir, sdk, version string) *corpus {
 	p := filepath.Join(root, dir)
-	_ = os.RemoveAll(p)
 	if err := os.MkdirAll(p, 0o755); err != nil {
 		panic(err)
+	}
+	// Remove only what this harness writes: other tools keep their own
+	// files (e.g. golden records) beside the captures.
+	for _, pat := range []string{"*.http", "*.grpc", "*.req", "cases.tsv", "FAILED.txt"} {
+		old, _ := filepath.Glob(filepath.Join(p, pat))
+		for _, f := range old {
+			_ = os.Remove(f)
+		}
 	}
 	return &corpus{root: root, dir: dir, sdk: sdk, version: version}
 }

@@ -29,7 +29,7 @@ func modVersion(path string) string {
 
 func main() {
 	out := flag.String("out", "../../../parse/testdata/corpus", "corpus root")
-	only := flag.String("only", "", "comma-separated subset: a2a-go-v2,a2a-go-v2-compat,a2a-go-v0.3,mcp-go")
+	only := flag.String("only", "", "comma-separated subset: a2a-go-v2,a2a-go-v2-compat,a2a-go-v0.3,mcp-go,a2a-js-1,a2a-js-0.3,a2a-python")
 	flag.Parse()
 	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	log.SetOutput(io.Discard)
@@ -42,6 +42,7 @@ func main() {
 		{"a2a-go-v2-compat", captureA2AGoV2Compat},
 		{"a2a-go-v0.3", captureA2AGoV03},
 		{"mcp-go", captureMCPGo},
+		{"a2a-js-1", captureA2AJS1},
 	}
 	for _, s := range all {
 		if *only != "" && !strings.Contains(","+*only+",", ","+s.name+",") {
