@@ -69,7 +69,7 @@ func (d *Decoder) classify(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 	}
 
 	// Numbers, when nothing typed decided.
-	if kind == KindUnknown && rec.JSONRPCCode != 0 {
+	if kind == KindUnknown && rec.HasJSONRPC {
 		kind, defRetry = d.jsonrpcKind(rec)
 	}
 	if kind == KindUnknown && rec.GRPCCode >= 0 && rec.GRPCCode < len(grpcKind) {
@@ -365,7 +365,7 @@ func (d *Decoder) findings(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 	if rec.HTTPStatus >= 400 && rec.Binding != BindingGRPC && len(trimSpace(rep.Body)) == 0 {
 		rec.addFinding(FindBodyMissing)
 	}
-	if !rec.Typed && (rec.HTTPStatus >= 500 || rec.JSONRPCCode == -32603 ||
+	if !rec.Typed && (rec.HTTPStatus >= 500 || (rec.HasJSONRPC && rec.JSONRPCCode == -32603) ||
 		(rec.Binding == BindingGRPC && (rec.GRPCCode == grpcInternal || rec.GRPCCode == grpcUnknown))) &&
 		rec.Kind != KindOverload {
 		rec.addFinding(FindUntyped5xx)

@@ -612,6 +612,10 @@ func (d *Decoder) grpcText(b []byte, rep *Reply) *DecodeError {
 }
 
 func (d *Decoder) grpcReply(rep *Reply, f *facts, rec *Record) *DecodeError {
+	if rep.GRPCStatus == grpcOK {
+		// A stream that ended OK: any failure travelled inside a message.
+		return errAt(ErrNotAnError, "grpc.grpc-status", -1, "grpc-status is OK")
+	}
 	rec.Binding = BindingGRPC
 	rec.Envelope = EnvGRPCStatus
 	rec.GRPCCode = rep.GRPCStatus

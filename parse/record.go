@@ -114,9 +114,10 @@ type Record struct {
 	Protocol    Protocol
 	Binding     Binding
 	Envelope    Envelope
-	HTTPStatus  int // 0 when unknown
-	GRPCCode    int // -1 when unknown
-	JSONRPCCode int // 0 when absent
+	HTTPStatus  int  // 0 when unknown
+	GRPCCode    int  // -1 when unknown
+	JSONRPCCode int  // meaningful when HasJSONRPC
+	HasJSONRPC  bool // the reply carried a JSON-RPC error code (0 is a code some SDKs send)
 	Code        string
 	Reason      string
 	Domain      string

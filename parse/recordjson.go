@@ -66,7 +66,7 @@ func (r *Record) MarshalJSON() ([]byte, error) {
 	if s := r.GRPCStatusName(); s != "" {
 		j.GRPCStatus = &s
 	}
-	if r.JSONRPCCode != 0 {
+	if r.HasJSONRPC {
 		v := r.JSONRPCCode
 		j.JSONRPCCode = &v
 	}

@@ -192,7 +192,7 @@ func (d *Decoder) jsonBody(v jval, h *hdrInfo, f *facts, rec *Record) *DecodeErr
 		// a2a-js v0.3 legacy REST: flat {code, message, data} with the JSON-RPC code.
 		rec.Envelope = EnvLegacyFlat
 		c, _ := t.code.int()
-		rec.JSONRPCCode = int(c)
+		rec.JSONRPCCode, rec.HasJSONRPC = int(c), true
 		rec.Message = d.redactStr(a.str(t.message))
 		if t.data.kind == jArray {
 			d.jsonDetails(t.data, f, rec)
@@ -238,7 +238,7 @@ func (d *Decoder) jsonrpcError(e jval, f *facts, rec *Record) *DecodeError {
 	if !ok || cv.kind != jNumber {
 		return errAt(ErrWrongType, "reply.body.error.code", -1, "JSON-RPC error code is not a number")
 	}
-	rec.JSONRPCCode = int(c)
+	rec.JSONRPCCode, rec.HasJSONRPC = int(c), true
 	rec.Message = d.redactStr(a.str(e.get("message")))
 	data := e.get("data")
 	switch data.kind {
