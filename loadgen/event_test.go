@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // checkEvent validates one produced message against docs/event-contract.md:
@@ -159,12 +160,14 @@ func TestAllShapesAndFaults(t *testing.T) {
 	var valid, poison int64
 	bindings := map[string]bool{}
 	for _, l := range lines {
-		if len(l) == 0 || l[0] != '{' || !json.Valid(l) || bytes.HasPrefix(l, []byte(`{"v":"1"`)) || len(l) > 1<<20 {
+		if len(l) == 0 || l[0] != '{' || !json.Valid(l) || !utf8.Valid(l) || bytes.HasPrefix(l, []byte(`{"v":"1"`)) || len(l) > 1<<20 {
 			poison++
 			continue
 		}
 		var probe struct {
-			Reply struct{ BodyJSON any `json:"body_json"` } `json:"reply"`
+			Reply struct {
+				BodyJSON any `json:"body_json"`
+			} `json:"reply"`
 		}
 		if json.Unmarshal(l, &probe); probe.Reply.BodyJSON != nil {
 			poison++ // too deep
@@ -246,9 +249,9 @@ func TestRetryBehaviours(t *testing.T) {
 		at    int64
 		delay int64
 	}
-	last := map[string]first{}      // message_id -> previous attempt
-	early := map[string]int{}        // caller -> retries sooner than told
-	rotated := map[string]int{}      // caller -> retries (attempt>1) whose message_id is new
+	last := map[string]first{}  // message_id -> previous attempt
+	early := map[string]int{}   // caller -> retries sooner than told
+	rotated := map[string]int{} // caller -> retries (attempt>1) whose message_id is new
 	retries := map[string]int{}
 	for _, l := range lines {
 		e := checkEvent(t, l)

@@ -59,7 +59,7 @@ func (b *bucket) take(now time.Duration) (ok bool, delay int) {
 		slot = b.next + perToken
 	}
 	b.next = slot
-	d := int(math.Ceil((slot-now).Seconds() - 1e-6))
+	d := int(math.Ceil((slot - now).Seconds() - 1e-6))
 	if d < 1 {
 		d = 1
 	}

@@ -54,7 +54,9 @@ func poisonValue(kind, id string, observedMS int64, agent, caller string, tooLar
 		return append(b, `}}`...)
 	case PoisonInvalidUTF8:
 		b := head()
-		b = append(b, `,"reply":{"binding":"http","http_status":429,"body":"rate limit \xff\xfe\xc3\x28 exceeded"}}`...)
+		b = append(b, `,"reply":{"binding":"http","http_status":429,"body":"rate limit `...)
+		b = append(b, "\xff\xfe\xc3\x28"...) // not UTF-8
+		b = append(b, ` exceeded"}}`...)
 		return b
 	case PoisonWrongTypes:
 		b := []byte(`{"v":"1","event_id":`)

@@ -136,10 +136,10 @@ type Fault struct {
 	Limit      Limit         `yaml:"limit"`       // for kind limit
 	// Gateway: its id, the status it substitutes for error replies (0 keeps
 	// the status; 502 is the classic), and whether it strips the body.
-	Gateway      string `yaml:"gateway"`
-	RewriteTo    int    `yaml:"rewrite_to"`
-	RewriteFrom  []int  `yaml:"rewrite_from"` // statuses rewritten; default all
-	StripBody    bool   `yaml:"strip_body"`
+	Gateway     string `yaml:"gateway"`
+	RewriteTo   int    `yaml:"rewrite_to"`
+	RewriteFrom []int  `yaml:"rewrite_from"` // statuses rewritten; default all
+	StripBody   bool   `yaml:"strip_body"`
 }
 
 // Poison kinds: each is dead-lettered by a conforming ingester.

@@ -230,7 +230,7 @@ func (s *sim) emitPoison(t time.Duration, emit func(*emitted)) {
 		kind = kinds[s.poisonNext%len(kinds)]
 	}
 	s.seq++
-	id := s.runID + ":p" + strconv.FormatUint(s.seq, 36)
+	id := s.runID + ":poison-" + strconv.FormatUint(s.seq, 36) // "-" is not a base-36 digit: never a valid event id
 	a := s.sc.Agents[s.rng.IntN(len(s.sc.Agents))].Name
 	c := "unknown"
 	if len(s.sc.Callers) > 0 {
