@@ -112,8 +112,31 @@ const userBuilder = async (req) => {
   return UserBuilder.noAuthentication();
 };
 
+// The SDK turns executor exceptions into a FAILED task, so an app that wants
+// an error envelope (e.g. a rate limit) rejects before the executor runs: this
+// wrapper around the request handler does that for two trigger texts.
+function gate(handler) {
+  const pre = (params) => {
+    const t = text(params?.message);
+    if (t === 'rate-limit-handler') throw new RateLimitExceededError({
+      message: 'Caller orchestrator-7 exceeded 60 SendMessage calls per minute',
+      metadata: { retryDelay: '12s', limit: '60', window: '60s', caller: 'orchestrator-7' } });
+    if (t === 'aap-error-handler') throw new AAPRateLimitedError({
+      message: 'Per-key rate limit exceeded.',
+      metadata: { code: 'RATE_LIMITED', error_id: 'err_01HZ9RATE01', retryable: 'true', created_at: '2026-04-30T10:16:00Z', retry_after_ms: '30000' } });
+  };
+  return new Proxy(handler, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target);
+      if (prop === 'sendMessage') return async (p, ...rest) => { pre(p); return v.call(target, p, ...rest); };
+      if (prop === 'sendMessageStream') return async function* (p, ...rest) { pre(p); yield* v.call(target, p, ...rest); };
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}
+
 async function serve(cardDef) {
-  const handler = new DefaultRequestHandler(cardDef, new InMemoryTaskStore(), new Executor());
+  const handler = gate(new DefaultRequestHandler(cardDef, new InMemoryTaskStore(), new Executor()));
   const app = express();
   app.use('/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat: { enabled: true } }));
   app.use('/rest', restHandler({ requestHandler: handler, userBuilder, legacyCompat: { enabled: true } }));

@@ -289,6 +289,7 @@ func captureA2AJS1(root string) {
 	defer c.finish()
 	v1Cases(c, s.Main, s.Restricted, v1Target{jsonrpc: "/jsonrpc", rest: "/rest", grpcSvc: "/lf.a2a.v1.A2AService/",
 		version: [2]string{"A2A-Version", "1.0"}, extHeader: "A2A-Extensions"})
+	handlerErrorCases(c, s.Main, true, "/jsonrpc", "/rest", "/lf.a2a.v1.A2AService/", [][2]string{{"A2A-Version", "1.0"}})
 	v03CompatCases(c, s.Main, "/jsonrpc", "/legacy", "/a2a.v1.A2AService/", [][2]string{{"A2A-Version", "0.3"}})
 }
 
@@ -300,4 +301,47 @@ func npmVersion(alias string) string {
 	var v struct{ Version string }
 	_ = json.Unmarshal(b, &v)
 	return v.Version
+}
+
+func captureA2AJS03(root string) {
+	cmd, s := startExt("../js", nil, "node", "server-v03.mjs")
+	defer stopExt(cmd)
+	c := newCorpus(root, "a2a-js-0.3", "@a2a-js/sdk", npmVersion("a2a-js-03"))
+	defer c.finish()
+	v03Cases(c, s.Main, s.Restricted, true, [2]string{"X-A2A-Extensions", requiredExtURI})
+	handlerErrorCases(c, s.Main, false, "/jsonrpc", "", "/a2a.v1.A2AService/", nil)
+}
+
+// handlerErrorCases: errors raised by an app wrapper around the SDK request
+// handler (before the executor), for SDKs that turn executor exceptions into
+// a FAILED task instead of an error reply.
+func handlerErrorCases(c *corpus, m served, v1 bool, jsonrpcPath, restPrefix, grpcSvc string, hdr [][2]string) {
+	hj := append([][2]string{{"Content-Type", "application/json"}}, hdr...)
+	md := [][2]string{}
+	for _, h := range hdr {
+		md = append(md, [2]string{strings.ToLower(h[0]), h[1]})
+	}
+	for _, k := range []struct{ text, what, expect string }{
+		{"rate-limit-handler", "request-handler wrapper rejects with a rate-limit error carrying retry details", "InternalError + retry hints"},
+		{"aap-error-handler", "request-handler wrapper rejects with the AAP aap.error payload", "AAP RATE_LIMITED"},
+	} {
+		name := strings.TrimSuffix(k.text, "-handler") + "-from-handler"
+		if v1 {
+			c.http(caseInfo{"jsonrpc-" + name, "jsonrpc", k.what, k.expect}, m.http, "POST", jsonrpcPath, hj, jrpc("req-h", "SendMessage", v2Msg(k.text)))
+			c.http(caseInfo{"jsonrpc-sse-" + name, "jsonrpc", k.what + " (SendStreamingMessage)", k.expect}, m.http, "POST", jsonrpcPath, hj, jrpc("req-hs", "SendStreamingMessage", v2Msg(k.text)))
+			c.http(caseInfo{"rest-" + name, "rest", k.what, k.expect}, m.http, "POST", restPrefix+"/message:send", hj, []byte(v2Msg(k.text)))
+			c.http(caseInfo{"rest-sse-" + name, "rest", k.what + " (message:stream)", k.expect}, m.http, "POST", restPrefix+"/message:stream", hj, []byte(v2Msg(k.text)))
+			body, txt := pbBody(pbSend(k.text, true))
+			c.grpc(caseInfo{"grpc-" + name, "grpc", k.what, k.expect}, m.grpc, grpcSvc+"SendMessage", md, body, txt)
+			body, txt = pbBody(pbSend(k.text, true))
+			c.grpc(caseInfo{"grpc-stream-" + name, "grpc", k.what + " (SendStreamingMessage)", k.expect}, m.grpc, grpcSvc+"SendStreamingMessage", md, body, txt)
+		} else {
+			c.http(caseInfo{"jsonrpc-" + name, "jsonrpc", k.what, k.expect}, m.http, "POST", jsonrpcPath, hj, jrpc("req-h", "message/send", v03Msg(k.text, true)))
+			c.http(caseInfo{"jsonrpc-sse-" + name, "jsonrpc", k.what + " (message/stream)", k.expect}, m.http, "POST", jsonrpcPath, hj, jrpc("req-hs", "message/stream", v03Msg(k.text, true)))
+			rb := []byte(`{"message":{"messageId":"m-h","role":"ROLE_USER","content":[{"text":"` + k.text + `"}]}}`)
+			c.http(caseInfo{"rest-" + name, "rest", k.what, k.expect}, m.http, "POST", restPrefix+"/v1/message:send", hj, rb)
+			body, txt := pbBody(legacyPBSend(k.text, true))
+			c.grpc(caseInfo{"grpc-" + name, "grpc", k.what, k.expect}, m.grpc, grpcSvc+"SendMessage", md, body, txt)
+		}
+	}
 }

@@ -43,6 +43,7 @@ func main() {
 		{"a2a-go-v0.3", captureA2AGoV03},
 		{"mcp-go", captureMCPGo},
 		{"a2a-js-1", captureA2AJS1},
+		{"a2a-js-0.3", captureA2AJS03},
 	}
 	for _, s := range all {
 		if *only != "" && !strings.Contains(","+*only+",", ","+s.name+",") {
