@@ -24,12 +24,24 @@ type hdrInfo struct {
 // sensitiveHeader reports whether a header carries a credential and must
 // never be stored.
 func sensitiveHeader(name string) bool {
-	switch {
-	case strings.EqualFold(name, "Authorization"), strings.EqualFold(name, "Proxy-Authorization"),
-		strings.EqualFold(name, "Cookie"), strings.EqualFold(name, "Set-Cookie"),
-		strings.EqualFold(name, "DPoP"), strings.EqualFold(name, "X-Api-Key"),
-		strings.EqualFold(name, "Api-Key"), strings.EqualFold(name, "X-Auth-Token"):
-		return true
+	if len(name) < 4 {
+		return false
+	}
+	switch name[0] | 0x20 {
+	case 'a':
+		return strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Api-Key")
+	case 'p':
+		return strings.EqualFold(name, "Proxy-Authorization")
+	case 'c':
+		return strings.EqualFold(name, "Cookie")
+	case 's':
+		return strings.EqualFold(name, "Set-Cookie")
+	case 'd':
+		return strings.EqualFold(name, "DPoP")
+	case 'x':
+		if strings.EqualFold(name, "X-Api-Key") || strings.EqualFold(name, "X-Auth-Token") {
+			return true
+		}
 	}
 	return len(name) > 8 && strings.EqualFold(name[len(name)-8:], "-api-key")
 }

@@ -28,9 +28,23 @@ const (
 // bytes twice.
 type jval struct {
 	t    *tape
-	raw  []byte
 	i    int32 // index of this value's tape entry
 	kind byte
+}
+
+// bytes returns the value's raw JSON text.
+func (v jval) bytes() []byte {
+	if v.t == nil {
+		return nil
+	}
+	e := &v.t.ents[v.i]
+	return v.t.data[e.start:e.end]
+}
+
+// inner returns a string value's contents without quotes, escapes kept.
+func (v jval) inner() []byte {
+	e := &v.t.ents[v.i]
+	return v.t.data[e.start+1 : e.end-1]
 }
 
 func (v jval) ok() bool { return v.kind != jNone }
@@ -49,8 +63,7 @@ type tapeEnt struct {
 }
 
 func (t *tape) val(i int32) jval {
-	e := &t.ents[i]
-	return jval{t: t, raw: t.data[e.start:e.end], i: i, kind: e.kind}
+	return jval{t: t, i: i, kind: t.ents[i].kind}
 }
 
 func (t *tape) root() jval {
@@ -442,11 +455,12 @@ func (v jval) get(key string) jval {
 // int returns the value as an integer: a JSON number (fraction truncated) or
 // a string holding one (ProtoJSON int64). ok is false for anything else.
 func (v jval) int() (int64, bool) {
-	b := v.raw
+	var b []byte
 	switch v.kind {
 	case jString:
-		b = b[1 : len(b)-1]
+		b = v.inner()
 	case jNumber:
+		b = v.bytes()
 	default:
 		return 0, false
 	}
@@ -496,7 +510,7 @@ func (v jval) boolean() (bool, bool) {
 	case jFalse:
 		return false, true
 	case jString:
-		s := v.raw[1 : len(v.raw)-1]
+		s := v.inner()
 		if string(s) == "true" {
 			return true, true
 		}
@@ -512,7 +526,7 @@ func (v jval) rawStr() []byte {
 	if v.kind != jString {
 		return nil
 	}
-	return v.raw[1 : len(v.raw)-1]
+	return v.inner()
 }
 
 // str returns the string value, unescaping into the arena when needed.
@@ -521,7 +535,7 @@ func (a *arena) str(v jval) string {
 	if v.kind != jString {
 		return ""
 	}
-	return a.unescape(v.raw[1 : len(v.raw)-1])
+	return a.unescape(v.inner())
 }
 
 // arena is the Decoder's append-only string memory, reset for each message.

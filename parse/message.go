@@ -176,7 +176,7 @@ func (d *Decoder) event(value []byte, rep *Reply, out *Record) *DecodeError {
 				case jString:
 					out.JSONRPCID = a.str(id)
 				case jNumber:
-					out.JSONRPCID = bytesToString(id.raw)
+					out.JSONRPCID = bytesToString(id.bytes())
 				}
 			} else if !isNull(v) {
 				return errAt(ErrWrongType, "event.request", -1, "request is not an object")
@@ -284,7 +284,7 @@ func (d *Decoder) eventReply(v jval, rep *Reply) *DecodeError {
 			rep.Body = b
 			haveBody = true
 		case "body_json":
-			rep.Body = x.raw
+			rep.Body = x.bytes()
 			haveBody = true
 		case "grpc":
 			if x.kind != jObject {
@@ -340,7 +340,7 @@ func (d *Decoder) headerList(v jval, dst []Header, path string) ([]Header, *Deco
 					dst = append(dst, Header{name, a.str(e)})
 				}
 			case jNumber:
-				dst = append(dst, Header{name, bytesToString(x.raw)})
+				dst = append(dst, Header{name, bytesToString(x.bytes())})
 			}
 		}
 	case jArray:
@@ -479,10 +479,10 @@ func (d *Decoder) rawHTTP(b []byte, rep *Reply) *DecodeError {
 		}
 		name := bytesToString(hl[:colon])
 		val := bytesToString(bytes.TrimSpace(hl[colon+1:]))
-		if strings.EqualFold(name, "Transfer-Encoding") && strings.Contains(strings.ToLower(val), "chunked") {
-			chunked = true
-		}
-		if strings.EqualFold(name, "Content-Length") {
+		switch {
+		case len(name) == 17 && strings.EqualFold(name, "Transfer-Encoding"):
+			chunked = strings.Contains(strings.ToLower(val), "chunked")
+		case len(name) == 14 && strings.EqualFold(name, "Content-Length"):
 			if n, err := strconv.Atoi(val); err == nil && n >= 0 {
 				contentLength = n
 			}

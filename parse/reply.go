@@ -233,14 +233,28 @@ func (d *Decoder) jsonrpcError(e jval, f *facts, rec *Record) *DecodeError {
 	a := &d.sc.ar
 	rec.Envelope = EnvJSONRPCError
 	rec.Binding = BindingJSONRPC
-	cv := e.get("code")
+	var cv, msg, data jval
+	it := e.object()
+	for {
+		k, v, ok := it.next()
+		if !ok {
+			break
+		}
+		switch string(k) {
+		case "code":
+			cv = v
+		case "message":
+			msg = v
+		case "data":
+			data = v
+		}
+	}
 	c, ok := cv.int()
 	if !ok || cv.kind != jNumber {
 		return errAt(ErrWrongType, "reply.body.error.code", -1, "JSON-RPC error code is not a number")
 	}
 	rec.JSONRPCCode, rec.HasJSONRPC = int(c), true
-	rec.Message = d.redactStr(a.str(e.get("message")))
-	data := e.get("data")
+	rec.Message = d.redactStr(a.str(msg))
 	switch data.kind {
 	case jArray:
 		d.jsonDetails(data, f, rec)
