@@ -1,5 +1,7 @@
 package parse
 
+import "strings"
+
 // Redaction: no credential or customer value may reach a record, a log line
 // or a metric. Message texts and kept bodies pass through redact, which
 // replaces bearer tokens, JWTs, API keys, e-mail addresses and phone numbers
@@ -147,8 +149,12 @@ func redactAppend(dst []byte, s string, _ bool) ([]byte, bool) {
 			w = w[:len(w)-1]
 		}
 		end := i + len(w)
+		if len(w) < 5 {
+			i = j
+			continue
+		}
 		switch {
-		case equalFoldASCII(w, "bearer") || equalFoldASCII(w, "basic"):
+		case (w[0]|0x20 == 'b') && (equalFoldASCII(w, "bearer") || equalFoldASCII(w, "basic")):
 			// The credential follows after spaces.
 			k := j
 			for k < len(s) && s[k] == ' ' {
@@ -239,6 +245,9 @@ done:
 }
 
 func isEmail(w string) bool {
+	if strings.IndexByte(w, '@') < 0 {
+		return false
+	}
 	at := -1
 	for k := 0; k < len(w); k++ {
 		if w[k] == '@' {
@@ -262,7 +271,7 @@ func isEmail(w string) bool {
 }
 
 func isJWT(w string) bool {
-	if len(w) < 20 || w[:3] != "eyJ" {
+	if len(w) < 20 || w[0] != 'e' || w[:3] != "eyJ" {
 		return false
 	}
 	dots := 0
@@ -278,6 +287,9 @@ var keyPrefixes = [...]string{"sk-", "sk_live_", "sk_test_", "rk_live_", "pk_liv
 	"xoxb-", "xoxp-", "AKIA", "AIza", "glpat-", "api_key_", "apikey_"}
 
 func isAPIKey(w string) bool {
+	if len(w) < 15 {
+		return false
+	}
 	for _, p := range keyPrefixes {
 		if len(w) >= len(p)+12 && w[:len(p)] == p {
 			return true
