@@ -345,3 +345,23 @@ func handlerErrorCases(c *corpus, m served, v1 bool, jsonrpcPath, restPrefix, gr
 		}
 	}
 }
+
+func captureA2APython(root string) {
+	cmd, s := startExt("../python", nil, ".venv/bin/python", "server.py")
+	defer stopExt(cmd)
+	c := newCorpus(root, "a2a-python-1", "a2a-sdk (PyPI)", pipVersion("a2a-sdk"))
+	defer c.finish()
+	v1Cases(c, s.Main, s.Restricted, v1Target{jsonrpc: "/jsonrpc", rest: "/rest", grpcSvc: "/lf.a2a.v1.A2AService/",
+		version: [2]string{"A2A-Version", "1.0"}, extHeader: "A2A-Extensions"})
+	handlerErrorCases(c, s.Main, true, "/jsonrpc", "/rest", "/lf.a2a.v1.A2AService/", [][2]string{{"A2A-Version", "1.0"}})
+	v03CompatCases(c, s.Main, "/jsonrpc", "/rest", "/a2a.v1.A2AService/", [][2]string{{"A2A-Version", "0.3"}})
+}
+
+func pipVersion(dist string) string {
+	out, err := exec.Command("../python/.venv/bin/python", "-c",
+		"import importlib.metadata as m; print(m.version('"+dist+"'))").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}

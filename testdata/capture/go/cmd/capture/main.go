@@ -44,6 +44,7 @@ func main() {
 		{"mcp-go", captureMCPGo},
 		{"a2a-js-1", captureA2AJS1},
 		{"a2a-js-0.3", captureA2AJS03},
+		{"a2a-python", captureA2APython},
 	}
 	for _, s := range all {
 		if *only != "" && !strings.Contains(","+*only+",", ","+s.name+",") {
