@@ -34,6 +34,7 @@ const (
 	EnvAAPError      Envelope = "aap_error"       // bare aap.error body (PAP binding)
 	EnvMCPToolResult Envelope = "mcp_tool_result" // JSON-RPC result with isError:true
 	EnvRelayFlat     Envelope = "relay_flat"      // AgentRelay flat REST error
+	EnvRelayFrame    Envelope = "relay_frame"     // Agent Relay protocol ERROR / NACK / BUSY envelope
 	EnvGRPCStatus    Envelope = "grpc_status"     // grpc-status trailers (+ grpc-status-details-bin)
 	EnvTaskFailed    Envelope = "task_failed"     // a streamed task that ended TASK_STATE_FAILED
 	EnvJSONString    Envelope = "json_string"     // a bare JSON string body (a2a-dotnet previews)

@@ -84,13 +84,14 @@ const (
 	mStatusUpdate
 	mErrorID
 	mRetryable
+	mPayload
 )
 
 type topMembers struct {
 	seen                                                  int
 	jsonrpc, err, result, typ, code, message, status      jval
 	title, detail, data, requestID, details, task, update jval
-	errorID, retryable                                    jval
+	errorID, retryable, payload                           jval
 }
 
 func (t *topMembers) set(bit int, dst *jval, v jval, rec *Record) {
@@ -153,6 +154,8 @@ func (d *Decoder) jsonBody(v jval, h *hdrInfo, f *facts, rec *Record) *DecodeErr
 			t.set(mErrorID, &t.errorID, val, rec)
 		case "retryable":
 			t.set(mRetryable, &t.retryable, val, rec)
+		case "payload":
+			t.set(mPayload, &t.payload, val, rec)
 		}
 	}
 
@@ -169,6 +172,8 @@ func (d *Decoder) jsonBody(v jval, h *hdrInfo, f *facts, rec *Record) *DecodeErr
 		return nil
 	case t.result.ok():
 		return d.jsonrpcResult(t.result, f, rec)
+	case t.payload.kind == jObject && t.typ.kind == jString && relayFrameType(t.typ.rawStr()):
+		return d.relayFrame(t.typ, t.payload, f, rec)
 	case t.typ.kind == jString && string(t.typ.rawStr()) == tAAPError:
 		rec.Envelope = EnvAAPError
 		d.jsonAAP(v, f, rec)
@@ -563,4 +568,40 @@ func (d *Decoder) sse(body []byte, h *hdrInfo, f *facts, rec *Record) *DecodeErr
 func sseCarriesError(data []byte) bool {
 	return bytes.Contains(data, []byte(`"error"`)) || bytes.Contains(data, []byte(`"isError":true`)) ||
 		bytes.Contains(data, []byte(`"failed"`)) || bytes.Contains(data, []byte(`TASK_STATE_FAILED`))
+}
+
+// relayFrameType reports whether an envelope type is one of the Agent Relay
+// protocol's failure frames (REFERENCE §6b): ERROR, NACK or BUSY.
+func relayFrameType(t []byte) bool {
+	switch string(t) {
+	case "ERROR", "NACK", "BUSY":
+		return true
+	}
+	return false
+}
+
+// relayFrame decodes an Agent Relay envelope {v, type, id, ts, payload}
+// whose type is ERROR ({code, message, fatal}), NACK ({ack_id, code,
+// reason, message}) or BUSY ({retry_after_ms, queue_depth}).
+func (d *Decoder) relayFrame(typ, p jval, f *facts, rec *Record) *DecodeError {
+	a := &d.sc.ar
+	rec.Envelope = EnvRelayFrame
+	switch string(typ.rawStr()) {
+	case "BUSY":
+		f.relayCode = "BUSY"
+		if ms, ok := p.get("retry_after_ms").int(); ok {
+			f.relayRetryMS = ms
+		}
+	default:
+		f.relayCode = a.str(p.get("code"))
+		if f.relayCode == "" {
+			f.relayCode = string(typ.rawStr())
+		}
+		msg := p.get("message")
+		if !msg.ok() {
+			msg = p.get("reason")
+		}
+		rec.Message = d.redactStr(a.str(msg))
+	}
+	return nil
 }

@@ -170,6 +170,17 @@ var relaySymbols = map[string]relayErr{
 	"invalid_intent_payload":    {-32012, 400, KindInvalid, TriFalse},
 	"teammate_blocked":          {-32013, 403, KindAuth, TriFalse},
 	"internal":                  {-32099, 500, KindInternal, TriTrue},
+	// Agent Relay protocol frames (REFERENCE §6b): ERROR and NACK codes, BUSY.
+	"BAD_REQUEST":          {0, 0, KindInvalid, TriFalse},
+	"UNAUTHORIZED":         {0, 0, KindAuth, TriFalse},
+	"NOT_FOUND":            {0, 0, KindNotFound, TriFalse},
+	"INTERNAL":             {0, 0, KindInternal, TriTrue},
+	"RESUME_TOO_OLD":       {0, 0, KindConflict, TriFalse},
+	"DUPLICATE_CONNECTION": {0, 0, KindConflict, TriFalse},
+	"BUSY":                 {0, 0, KindOverload, TriTrue},
+	"INVALID":              {0, 0, KindInvalid, TriFalse},
+	"FORBIDDEN":            {0, 0, KindAuth, TriFalse},
+	"STALE":                {0, 0, KindConflict, TriFalse},
 }
 
 type relayErr struct {
