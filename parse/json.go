@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"bytes"
+	"encoding/binary"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -322,10 +324,31 @@ var strSpecial = func() (t [256]bool) {
 	return
 }()
 
+// Word-at-a-time masks: a byte of a uint64 is "special" inside a JSON
+// string when it is '"', '\\', a control byte or non-ASCII.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// plain8 reports whether none of the 8 bytes at b[0:8] is special. The
+// zero-byte test (v-lsb) &^ v & msb is non-zero exactly when some byte of v
+// is zero, so each term tests "some byte equals" or "some byte is below".
+func plain8(b []byte) bool {
+	x := binary.LittleEndian.Uint64(b)
+	q := x ^ (lsb * '"')
+	e := x ^ (lsb * '\\')
+	special := ((q - lsb) &^ q) | ((e - lsb) &^ e) | ((x - lsb*0x20) &^ x) | x
+	return special&msb == 0
+}
+
 func (v *validator) str() bool {
 	d := v.data
 	p := v.pos + 1
 	for p < len(d) {
+		for p+8 <= len(d) && plain8(d[p:]) {
+			p += 8
+		}
 		for p < len(d) && !strSpecial[d[p]] {
 			p++
 		}
@@ -579,11 +602,8 @@ func (a *arena) grow(n int) {
 }
 
 func (a *arena) unescape(s []byte) string {
-	i := 0
-	for i < len(s) && s[i] != '\\' {
-		i++
-	}
-	if i == len(s) {
+	i := bytes.IndexByte(s, '\\')
+	if i < 0 {
 		return bytesToString(s)
 	}
 	a.grow(len(s))
