@@ -405,4 +405,3 @@ func (c *columns) keepOnly(keep []bool) {
 	c.dlReason, c.dlError, c.raw = c.dlReason[:j], c.dlError[:j], c.raw[:j]
 	c.eventHash = c.eventHash[:j]
 }
-

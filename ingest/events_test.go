@@ -42,10 +42,10 @@ func poisonEvents(n int) []kafka.Message {
 	deep := strings.Repeat(`{"a":`, 100) + "1" + strings.Repeat("}", 100)
 	huge := `{"v":1,"observed_at":1,"reply":{"body":"` + strings.Repeat("x", testMaxBytes+10) + `"}}`
 	kinds := [][]byte{
-		[]byte(`{"v":1,"event_id":"truncated`),                                  // malformed JSON
-		[]byte(`{"v":1,"observed_at":1,"reply":{"body_json":` + deep + `}}`),  // deep nesting
+		[]byte(`{"v":1,"event_id":"truncated`),                                       // malformed JSON
+		[]byte(`{"v":1,"observed_at":1,"reply":{"body_json":` + deep + `}}`),         // deep nesting
 		[]byte("{\"v\":1,\"observed_at\":1,\"agent\":\"bad\xff\xfe\",\"reply\":{}}"), // invalid UTF-8
-		[]byte(`{"v":"one","observed_at":"yesterday","reply":{}}`),            // wrong types
+		[]byte(`{"v":"one","observed_at":"yesterday","reply":{}}`),                   // wrong types
 		{}, // empty value
 		[]byte("this is not JSON at all, just text"), // not JSON
 		[]byte(`{"v":7,"observed_at":1,"reply":{}}`), // unknown contract version

@@ -45,12 +45,12 @@ type Config struct {
 	ShutdownTimeout time.Duration // flush and commit after the stop signal; default 30s
 	CommitTimeout   time.Duration // one Kafka commit; default 10s
 
-	Progress     ProgressFunc // required
-	Retain       RetainFunc   // optional; run every RetainEvery
-	RetainEvery  time.Duration
-	Logger       *slog.Logger
-	Metrics      *Metrics
-	OnBatchDone  func(rows int) // test hook: called after each written batch
+	Progress    ProgressFunc // required
+	Retain      RetainFunc   // optional; run every RetainEvery
+	RetainEvery time.Duration
+	Logger      *slog.Logger
+	Metrics     *Metrics
+	OnBatchDone func(rows int) // test hook: called after each written batch
 }
 
 func (c *Config) defaults() {

@@ -174,9 +174,9 @@ func (s *stack) reader() *kafka.Reader {
 
 func (s *stack) config(log *slog.Logger, m *ingest.Metrics) ingest.Config {
 	return ingest.Config{
-		Topic:  s.topic,
-		Table:  s.sopt.Database + "." + schema.TableLanding,
-		Limits: ingest.Limits{Rows: 5000, Wait: 300 * time.Millisecond},
+		Topic:   s.topic,
+		Table:   s.sopt.Database + "." + schema.TableLanding,
+		Limits:  ingest.Limits{Rows: 5000, Wait: 300 * time.Millisecond},
 		Backoff: ingest.Backoff{Max: 2 * time.Second},
 		Progress: func(ctx context.Context, conn driver.Conn, topic string) (map[int32]int64, error) {
 			return schema.Progress(ctx, conn, s.sopt, topic)

@@ -1,0 +1,101 @@
+package ingest
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/errtrail/errtrail/parse"
+)
+
+func TestColumnsRowAndKeepOnly(t *testing.T) {
+	var c columns
+	meta := rowMeta{topic: "t", partition: 2, kafkaTimeMS: 5000, ingestedAt: 99}
+	for i := 0; i < 4; i++ {
+		meta.offset = int64(i)
+		rec := parse.Record{GRPCCode: -1, RetryAfterMS: -1, Caller: "caller", Retryable: parse.TriFalse,
+			FieldViolations: []parse.FieldViolation{{Field: "f", Description: "d"}},
+			Findings:        []parse.Finding{parse.FindBodyMissing}}
+		if i == 1 {
+			rec.EventID = "producer-id"
+		}
+		var derr *parse.DecodeError
+		if i == 3 {
+			derr = &parse.DecodeError{Reason: parse.ErrInvalidJSON, Path: "event", Offset: 7, Detail: "bad"}
+		}
+		c.appendRow(&meta, &rec, derr, []byte("raw"))
+	}
+	if c.n != 4 || len(c.eventID) != 4 || len(c.raw) != 4 {
+		t.Fatalf("n=%d", c.n)
+	}
+	if c.eventID[0] != "kafka:t/2/0" || c.eventID[1] != "producer-id" {
+		t.Errorf("event ids %q", c.eventID[:2])
+	}
+	if c.eventHash[0] != 0 || c.eventHash[1] == 0 {
+		t.Errorf("dedup hashes %v: want 0 without a producer id", c.eventHash[:2])
+	}
+	if c.observedAt[0] != 5 || c.observedAtMS[0] != 5000 {
+		t.Errorf("observed_at from the Kafka time: %d, %d", c.observedAt[0], c.observedAtMS[0])
+	}
+	if c.retryable[0] != 0 || c.retryAfterMS[0] != -1 || c.grpcStatus[0] != "" {
+		t.Errorf("retryable %d retry_after %d grpc %q", c.retryable[0], c.retryAfterMS[0], c.grpcStatus[0])
+	}
+	if c.dead[3] != 1 || c.dlReason[3] != "invalid_json" || !strings.Contains(c.dlError[3], "byte 7") || c.raw[3] != "raw" {
+		t.Errorf("dead row: %d %q %q %q", c.dead[3], c.dlReason[3], c.dlError[3], c.raw[3])
+	}
+	if c.raw[0] != "" {
+		t.Errorf("raw kept for a decoded row")
+	}
+	c.keepOnly([]bool{true, false, true, true})
+	if c.n != 3 || len(c.offset) != 3 || c.offset[1] != 2 || c.offset[2] != 3 || len(c.finding) != 3 {
+		t.Fatalf("keepOnly: n=%d offsets=%v", c.n, c.offset)
+	}
+	if c.violationFields[1][0] != "f" || c.finding[1][0] != "body_missing" {
+		t.Errorf("arrays after keepOnly: %v %v", c.violationFields[1], c.finding[1])
+	}
+	c.reset()
+	if c.n != 0 || len(c.eventID) != 0 || len(c.flat) != 0 {
+		t.Error("reset kept rows")
+	}
+}
+
+func TestArenaStringsSurviveGrowth(t *testing.T) {
+	var a arena
+	first := a.str("hello")
+	big := a.bytes(make([]byte, arenaChunk+1)) // forces a new chunk
+	if first != "hello" || len(big) != arenaChunk+1 {
+		t.Fatalf("got %q", first)
+	}
+	a.reset()
+	if a.str("x") != "x" {
+		t.Fatal("arena after reset")
+	}
+}
+
+func TestCheckColumns(t *testing.T) {
+	if err := CheckColumns(LandingColumns); err != nil {
+		t.Fatal(err)
+	}
+	bad := append([]string(nil), LandingColumns...)
+	bad[3] = "other"
+	if CheckColumns(bad) == nil || CheckColumns(bad[:3]) == nil {
+		t.Fatal("mismatch not reported")
+	}
+}
+
+// TestAppendRowAllocs: steady state allocates nothing per row (the
+// arena and the column slices keep their capacity).
+func TestAppendRowAllocs(t *testing.T) {
+	var c columns
+	meta := rowMeta{topic: "t", partition: 1, offset: 5}
+	rec := parse.Record{EventID: "e", Caller: "c", Agent: "a", Message: "m", GRPCCode: -1, RetryAfterMS: -1}
+	for i := 0; i < 100; i++ {
+		c.appendRow(&meta, &rec, nil, nil)
+	}
+	c.reset()
+	allocs := testing.AllocsPerRun(100, func() {
+		c.appendRow(&meta, &rec, nil, nil)
+	})
+	if allocs > 0 {
+		t.Errorf("appendRow allocates %.1f times per row", allocs)
+	}
+}
