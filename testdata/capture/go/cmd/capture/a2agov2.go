@@ -5,7 +5,9 @@ package main
 // compatibility servers (a2acompat/a2av0 JSON-RPC and REST, a2agrpc/v0).
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -232,7 +234,12 @@ func pbSend(text string, withID bool) *pb.SendMessageRequest {
 func pbBody(m proto.Message) ([]byte, string) {
 	b, err := proto.Marshal(m)
 	must(err)
-	return grpcFrame(b), protojson.Format(m)
+	// protojson output is deliberately unstable; re-indent for stable .req files.
+	j, err := protojson.Marshal(m)
+	must(err)
+	var out bytes.Buffer
+	must(json.Indent(&out, j, "", "  "))
+	return grpcFrame(b), out.String()
 }
 
 var jsonCT = [][2]string{{"Content-Type", "application/json"}}
