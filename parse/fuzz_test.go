@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"testing"
+	"unicode/utf8"
 )
 
 var validKinds = []Kind{KindQuota, KindOverload, KindInvalid, KindAuth, KindNotFound, KindConflict, KindUnsupported, KindInternal, KindUnknown}
@@ -66,6 +67,28 @@ func FuzzDecodeMessage(f *testing.F) {
 		js2, _ := again.MarshalJSON()
 		if !bytes.Equal(js, js2) {
 			t.Fatalf("a reused Decoder gives a different record:\n%s\n%s", js, js2)
+		}
+	})
+}
+
+// FuzzValidateJSON checks the JSON scanner against encoding/json: on UTF-8
+// input within the depth limit, both accept exactly the same documents.
+func FuzzValidateJSON(f *testing.F) {
+	for _, s := range []string{`{"a":"b\"c","d":[1,2.5e3,-0,true,false,null]}`, `"\u00e9\ud83d\ude00"`, `{"k":"12345678\"9"}`, `[`, `{"a":1,}`, `"\x01"`} {
+		f.Add([]byte(s))
+	}
+	for _, p := range goldenInputs(f) {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		reason, _ := validateJSON(data, 64)
+		if reason == ErrTooDeep || !utf8.Valid(data) {
+			return
+		}
+		if got, want := reason == "", json.Valid(data); got != want {
+			t.Fatalf("validateJSON accepts=%v (%s), encoding/json accepts=%v for %q", got, reason, want, data)
 		}
 	})
 }

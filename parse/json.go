@@ -3,6 +3,7 @@ package parse
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -331,27 +332,32 @@ const (
 	msb = 0x8080808080808080
 )
 
-// plain8 reports whether none of the 8 bytes at b[0:8] is special. The
-// zero-byte test (v-lsb) &^ v & msb is non-zero exactly when some byte of v
-// is zero, so each term tests "some byte equals" or "some byte is below".
-func plain8(b []byte) bool {
+// special8 returns a mask with the high bit set in each byte of b[0:8] that
+// is special; the lowest set bit marks the first special byte exactly (the
+// zero-byte test (v-lsb) &^ v & msb can only add false marks above a true
+// one, through the borrow).
+func special8(b []byte) uint64 {
 	x := binary.LittleEndian.Uint64(b)
 	q := x ^ (lsb * '"')
 	e := x ^ (lsb * '\\')
-	special := ((q - lsb) &^ q) | ((e - lsb) &^ e) | ((x - lsb*0x20) &^ x) | x
-	return special&msb == 0
+	return (((q - lsb) &^ q) | ((e - lsb) &^ e) | ((x - lsb*0x20) &^ x) | x) & msb
 }
 
 func (v *validator) str() bool {
 	d := v.data
 	p := v.pos + 1
 	for p < len(d) {
-		for p+8 <= len(d) && plain8(d[p:]) {
+		for p+8 <= len(d) {
+			if m := special8(d[p:]); m != 0 {
+				p += bits.TrailingZeros64(m) >> 3
+				goto found
+			}
 			p += 8
 		}
 		for p < len(d) && !strSpecial[d[p]] {
 			p++
 		}
+	found:
 		if p >= len(d) {
 			break
 		}
