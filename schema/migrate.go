@@ -94,8 +94,10 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 				return res, fmt.Errorf("schema: migration %03d (%s), statement %d: %w\n%s", m.Version, m.Name, i+1, err, st)
 			}
 		}
+		// INSERT ... SELECT, not VALUES: an INSERT with inline VALUES hangs
+		// clickhouse-go's Exec against 18.16 (the server waits for a data block).
 		err := conn.Exec(ctx, fmt.Sprintf(
-			"INSERT INTO %s.%s (version, name, checksum, server_version, applied_at) VALUES (?, ?, ?, ?, now())",
+			"INSERT INTO %s.%s (version, name, checksum, server_version, applied_at) SELECT toUInt32(?), ?, ?, ?, now()",
 			opts.Database, TableMigrations), uint32(m.Version), m.Name, m.Checksum, v.String())
 		if err != nil {
 			return res, fmt.Errorf("schema: record migration %03d: %w", m.Version, err)

@@ -185,7 +185,11 @@ type table struct {
 
 func (r *renderer) createTable(t table) []string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s%s\n(\n", r.q(r.local(t.name)), r.onCluster())
+	name := r.local(t.name)
+	if t.name == TableMigrations {
+		name = t.name // replicated to every node, never Distributed
+	}
+	fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s%s\n(\n", r.q(name), r.onCluster())
 	defs := make([]string, 0, len(t.cols)+len(t.indexes))
 	for _, c := range t.cols {
 		defs = append(defs, "    "+r.colDef(c))
@@ -344,22 +348,22 @@ func (r *renderer) m002() []string {
 	for i, k := range lookupIDs {
 		src := k
 		if k == "event_id" {
-			src = "row_event_id"
+			src = eventIDExpr
 		}
 		pairs[i] = fmt.Sprintf("(%s, '%s')", src, k)
 	}
+	// No subquery: 18.16 cannot resolve a subquery's alias in a view's
+	// ARRAY JOIN. "<expr> AS event_id" refers to the column event_id inside
+	// expr on every server (checked on 18.16 and by check-modern-sql).
 	q := "SELECT\n" +
 		"    tupleElement(id_pair, 1) AS id,\n" +
 		"    tupleElement(id_pair, 2) AS id_kind,\n" +
 		"    observed_at,\n" +
 		"    agent,\n" +
-		"    row_event_id AS event_id\n" +
-		"FROM\n(\n" +
-		"    SELECT observed_at, agent, error_id, request_id, message_id, task_id, http_request_id,\n" +
-		"        " + eventIDExpr + " AS row_event_id\n" +
-		"    FROM " + r.q(r.local(TableLanding)) + "\n" +
-		"    WHERE dead = 0\n)\n" +
-		"ARRAY JOIN arrayFilter(p -> tupleElement(p, 1) != '', [" + strings.Join(pairs, ", ") + "]) AS id_pair"
+		"    " + eventIDExpr + " AS event_id\n" +
+		"FROM " + r.q(r.local(TableLanding)) + "\n" +
+		"ARRAY JOIN arrayFilter(p -> tupleElement(p, 1) != '', [\n        " + strings.Join(pairs, ",\n        ") + "]) AS id_pair\n" +
+		"WHERE dead = 0"
 	return append(out, r.view("mv3_error_lookup", TableErrorLookup, q))
 }
 

@@ -1,0 +1,496 @@
+-- 000 bootstrap (checksum 2a0ca03622a2ff9e13f0623b8bda6cc1605f243f1d517120fb162569b9d31465)
+CREATE DATABASE IF NOT EXISTS errtrail ON CLUSTER errtrail_cluster;
+
+CREATE TABLE IF NOT EXISTS errtrail.schema_migrations ON CLUSTER errtrail_cluster
+(
+    version UInt32,
+    name String,
+    checksum String,
+    server_version String,
+    applied_at DateTime
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/errtrail/schema_migrations', '{replica}', applied_at)
+ORDER BY version;
+
+-- 001 landing, errors and dead_letter (checksum d342ca3fb3abdd501d31b6c8f6571650ea97f68c2e3cab83c10a2ad011cf5acb)
+CREATE TABLE IF NOT EXISTS errtrail.landing_local ON CLUSTER errtrail_cluster
+(
+    dead UInt8,
+    event_id String,
+    observed_at DateTime,
+    observed_at_ms UInt64,
+    ingested_at DateTime,
+    kafka_topic String,
+    kafka_partition Int32,
+    kafka_offset Int64,
+    source_kind String,
+    source_id String,
+    agent String,
+    endpoint String,
+    caller String,
+    method String,
+    attempt UInt16,
+    http_request_id String,
+    jsonrpc_id String,
+    message_id String,
+    task_id String,
+    idempotency_key_hash UInt64,
+    protocol String,
+    binding String,
+    envelope String,
+    http_status UInt16,
+    grpc_status String,
+    jsonrpc_code Int32,
+    code String,
+    reason String,
+    domain String,
+    kind String,
+    typed UInt8,
+    retryable Int8,
+    retryable_source String,
+    retry_after_ms Int64,
+    retry_after_source String,
+    limit_name String,
+    scope String,
+    error_id String,
+    request_id String,
+    message String,
+    violation_fields Array(String),
+    violation_descriptions Array(String),
+    findings Array(String),
+    dl_reason String,
+    dl_error String,
+    raw String
+)
+ENGINE = Null;
+
+CREATE TABLE IF NOT EXISTS errtrail.landing ON CLUSTER errtrail_cluster
+(
+    dead UInt8,
+    event_id String,
+    observed_at DateTime,
+    observed_at_ms UInt64,
+    ingested_at DateTime,
+    kafka_topic String,
+    kafka_partition Int32,
+    kafka_offset Int64,
+    source_kind String,
+    source_id String,
+    agent String,
+    endpoint String,
+    caller String,
+    method String,
+    attempt UInt16,
+    http_request_id String,
+    jsonrpc_id String,
+    message_id String,
+    task_id String,
+    idempotency_key_hash UInt64,
+    protocol String,
+    binding String,
+    envelope String,
+    http_status UInt16,
+    grpc_status String,
+    jsonrpc_code Int32,
+    code String,
+    reason String,
+    domain String,
+    kind String,
+    typed UInt8,
+    retryable Int8,
+    retryable_source String,
+    retry_after_ms Int64,
+    retry_after_source String,
+    limit_name String,
+    scope String,
+    error_id String,
+    request_id String,
+    message String,
+    violation_fields Array(String),
+    violation_descriptions Array(String),
+    findings Array(String),
+    dl_reason String,
+    dl_error String,
+    raw String
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, landing_local, cityHash64(kafka_topic, kafka_partition));
+
+CREATE TABLE IF NOT EXISTS errtrail.errors_local ON CLUSTER errtrail_cluster
+(
+    event_id String,
+    observed_at DateTime,
+    observed_at_ms UInt64,
+    ingested_at DateTime,
+    kafka_topic String,
+    kafka_partition Int32,
+    kafka_offset Int64,
+    source_kind String,
+    source_id String,
+    agent String,
+    endpoint String,
+    caller String,
+    method String,
+    attempt UInt16,
+    http_request_id String,
+    jsonrpc_id String,
+    message_id String,
+    task_id String,
+    idempotency_key_hash UInt64,
+    protocol String,
+    binding String,
+    envelope String,
+    http_status UInt16,
+    grpc_status String,
+    jsonrpc_code Int32,
+    code String,
+    reason String,
+    domain String,
+    kind String,
+    typed UInt8,
+    retryable Int8,
+    retryable_source String,
+    retry_after_ms Int64,
+    retry_after_source String,
+    limit_name String,
+    scope String,
+    error_id String,
+    request_id String,
+    message String,
+    violation_fields Array(String),
+    violation_descriptions Array(String),
+    findings Array(String)
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/errtrail/errors_local', '{replica}', ingested_at)
+PARTITION BY toYYYYMMDD(observed_at)
+ORDER BY (agent, observed_at, event_id);
+
+CREATE TABLE IF NOT EXISTS errtrail.errors ON CLUSTER errtrail_cluster
+(
+    event_id String,
+    observed_at DateTime,
+    observed_at_ms UInt64,
+    ingested_at DateTime,
+    kafka_topic String,
+    kafka_partition Int32,
+    kafka_offset Int64,
+    source_kind String,
+    source_id String,
+    agent String,
+    endpoint String,
+    caller String,
+    method String,
+    attempt UInt16,
+    http_request_id String,
+    jsonrpc_id String,
+    message_id String,
+    task_id String,
+    idempotency_key_hash UInt64,
+    protocol String,
+    binding String,
+    envelope String,
+    http_status UInt16,
+    grpc_status String,
+    jsonrpc_code Int32,
+    code String,
+    reason String,
+    domain String,
+    kind String,
+    typed UInt8,
+    retryable Int8,
+    retryable_source String,
+    retry_after_ms Int64,
+    retry_after_source String,
+    limit_name String,
+    scope String,
+    error_id String,
+    request_id String,
+    message String,
+    violation_fields Array(String),
+    violation_descriptions Array(String),
+    findings Array(String)
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, errors_local, cityHash64(kafka_topic, kafka_partition));
+
+CREATE TABLE IF NOT EXISTS errtrail.dead_letter_local ON CLUSTER errtrail_cluster
+(
+    event_id String,
+    observed_at DateTime,
+    observed_at_ms UInt64,
+    ingested_at DateTime,
+    kafka_topic String,
+    kafka_partition Int32,
+    kafka_offset Int64,
+    source_kind String,
+    source_id String,
+    agent String,
+    endpoint String,
+    caller String,
+    method String,
+    dl_reason String,
+    dl_error String,
+    raw String
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/errtrail/dead_letter_local', '{replica}', ingested_at)
+PARTITION BY toYYYYMMDD(ingested_at)
+ORDER BY (kafka_topic, kafka_partition, kafka_offset);
+
+CREATE TABLE IF NOT EXISTS errtrail.dead_letter ON CLUSTER errtrail_cluster
+(
+    event_id String,
+    observed_at DateTime,
+    observed_at_ms UInt64,
+    ingested_at DateTime,
+    kafka_topic String,
+    kafka_partition Int32,
+    kafka_offset Int64,
+    source_kind String,
+    source_id String,
+    agent String,
+    endpoint String,
+    caller String,
+    method String,
+    dl_reason String,
+    dl_error String,
+    raw String
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, dead_letter_local, cityHash64(kafka_topic, kafka_partition));
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv1_errors ON CLUSTER errtrail_cluster TO errtrail.errors_local AS
+SELECT
+    if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id,
+    observed_at,
+    observed_at_ms,
+    ingested_at,
+    kafka_topic,
+    kafka_partition,
+    kafka_offset,
+    source_kind,
+    source_id,
+    agent,
+    endpoint,
+    caller,
+    method,
+    attempt,
+    http_request_id,
+    jsonrpc_id,
+    message_id,
+    task_id,
+    idempotency_key_hash,
+    protocol,
+    binding,
+    envelope,
+    http_status,
+    grpc_status,
+    jsonrpc_code,
+    code,
+    reason,
+    domain,
+    kind,
+    typed,
+    retryable,
+    retryable_source,
+    retry_after_ms,
+    retry_after_source,
+    limit_name,
+    scope,
+    error_id,
+    request_id,
+    message,
+    violation_fields,
+    violation_descriptions,
+    findings
+FROM errtrail.landing_local
+WHERE dead = 0;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv2_dead_letter ON CLUSTER errtrail_cluster TO errtrail.dead_letter_local AS
+SELECT
+    event_id,
+    observed_at,
+    observed_at_ms,
+    ingested_at,
+    kafka_topic,
+    kafka_partition,
+    kafka_offset,
+    source_kind,
+    source_id,
+    agent,
+    endpoint,
+    caller,
+    method,
+    dl_reason,
+    dl_error,
+    raw
+FROM errtrail.landing_local
+WHERE dead = 1;
+
+-- 002 error_lookup (checksum 2ea7bf570c637eff90bbe84423552cec37ceb0592ef9bca938e78f4317ef169c)
+CREATE TABLE IF NOT EXISTS errtrail.error_lookup_local ON CLUSTER errtrail_cluster
+(
+    id String,
+    id_kind String,
+    observed_at DateTime,
+    agent String,
+    event_id String
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/errtrail/error_lookup_local', '{replica}')
+PARTITION BY toYYYYMMDD(observed_at)
+ORDER BY (id, id_kind, agent, observed_at, event_id);
+
+CREATE TABLE IF NOT EXISTS errtrail.error_lookup ON CLUSTER errtrail_cluster
+(
+    id String,
+    id_kind String,
+    observed_at DateTime,
+    agent String,
+    event_id String
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, error_lookup_local, rand());
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv3_error_lookup ON CLUSTER errtrail_cluster TO errtrail.error_lookup_local AS
+SELECT
+    tupleElement(id_pair, 1) AS id,
+    tupleElement(id_pair, 2) AS id_kind,
+    observed_at,
+    agent,
+    if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id
+FROM errtrail.landing_local
+ARRAY JOIN arrayFilter(p -> tupleElement(p, 1) != '', [
+        (error_id, 'error_id'),
+        (request_id, 'request_id'),
+        (if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))), 'event_id'),
+        (message_id, 'message_id'),
+        (task_id, 'task_id'),
+        (http_request_id, 'http_request_id')]) AS id_pair
+WHERE dead = 0;
+
+-- 003 errors_1m and outcomes_1m rollups (checksum 7a4957f4152ddd7487de0035d15eef93b4c67464827f57fc730f125e3a3e5558)
+CREATE TABLE IF NOT EXISTS errtrail.errors_1m_local ON CLUSTER errtrail_cluster
+(
+    agent String,
+    minute DateTime,
+    kind String,
+    caller String,
+    method String,
+    protocol String,
+    binding String,
+    code String,
+    reason String,
+    http_status UInt16,
+    grpc_status String,
+    limit_name String,
+    typed UInt8,
+    n UInt64,
+    retry_after_ms_sum Int64,
+    with_retry_after UInt64,
+    untyped_5xx UInt64
+)
+ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/errtrail/errors_1m_local', '{replica}', (n, retry_after_ms_sum, with_retry_after, untyped_5xx))
+PARTITION BY toYYYYMMDD(minute)
+ORDER BY (agent, minute, kind, caller, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed);
+
+CREATE TABLE IF NOT EXISTS errtrail.errors_1m ON CLUSTER errtrail_cluster
+(
+    agent String,
+    minute DateTime,
+    kind String,
+    caller String,
+    method String,
+    protocol String,
+    binding String,
+    code String,
+    reason String,
+    http_status UInt16,
+    grpc_status String,
+    limit_name String,
+    typed UInt8,
+    n UInt64,
+    retry_after_ms_sum Int64,
+    with_retry_after UInt64,
+    untyped_5xx UInt64
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, errors_1m_local, rand());
+
+CREATE TABLE IF NOT EXISTS errtrail.outcomes_1m_local ON CLUSTER errtrail_cluster
+(
+    minute DateTime,
+    kafka_topic String,
+    outcome String,
+    dl_reason String,
+    n UInt64
+)
+ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/errtrail/outcomes_1m_local', '{replica}', (n))
+PARTITION BY toYYYYMMDD(minute)
+ORDER BY (kafka_topic, minute, outcome, dl_reason);
+
+CREATE TABLE IF NOT EXISTS errtrail.outcomes_1m ON CLUSTER errtrail_cluster
+(
+    minute DateTime,
+    kafka_topic String,
+    outcome String,
+    dl_reason String,
+    n UInt64
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, outcomes_1m_local, rand());
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv4_errors_1m ON CLUSTER errtrail_cluster TO errtrail.errors_1m_local AS
+SELECT
+    agent,
+    toStartOfMinute(observed_at) AS minute,
+    kind,
+    caller,
+    method,
+    protocol,
+    binding,
+    code,
+    reason,
+    http_status,
+    grpc_status,
+    limit_name,
+    typed,
+    count() AS n,
+    sumIf(retry_after_ms, retry_after_ms >= 0) AS retry_after_ms_sum,
+    countIf(retry_after_ms >= 0) AS with_retry_after,
+    countIf(typed = 0 AND (http_status >= 500 OR grpc_status IN ('UNKNOWN', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'DEADLINE_EXCEEDED', 'UNIMPLEMENTED'))) AS untyped_5xx
+FROM errtrail.landing_local
+WHERE dead = 0
+GROUP BY agent, minute, kind, caller, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv5_outcomes_1m ON CLUSTER errtrail_cluster TO errtrail.outcomes_1m_local AS
+SELECT
+    toStartOfMinute(ingested_at) AS minute,
+    kafka_topic,
+    if(dead = 1, 'dead_letter', 'accepted') AS outcome,
+    dl_reason,
+    count() AS n
+FROM errtrail.landing_local
+GROUP BY minute, kafka_topic, outcome, dl_reason;
+
+-- 004 ingest_progress (checksum 126317a2cd31569bfe71f6c7a309ef9ed85c2db4b4641eef63338fba1096041f)
+CREATE TABLE IF NOT EXISTS errtrail.ingest_progress_local ON CLUSTER errtrail_cluster
+(
+    kafka_topic String,
+    kafka_partition Int32,
+    max_offset Int64,
+    updated_at DateTime
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/errtrail/ingest_progress_local', '{replica}', max_offset)
+ORDER BY (kafka_topic, kafka_partition);
+
+CREATE TABLE IF NOT EXISTS errtrail.ingest_progress ON CLUSTER errtrail_cluster
+(
+    kafka_topic String,
+    kafka_partition Int32,
+    max_offset Int64,
+    updated_at DateTime
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, ingest_progress_local, cityHash64(kafka_topic, kafka_partition));
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv9_ingest_progress ON CLUSTER errtrail_cluster TO errtrail.ingest_progress_local AS
+SELECT
+    kafka_topic,
+    kafka_partition,
+    max(kafka_offset) AS max_offset,
+    max(ingested_at) AS updated_at
+FROM errtrail.landing_local
+GROUP BY kafka_topic, kafka_partition;
+
