@@ -119,6 +119,11 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 			case "domain":
 				f.domain = a.str(mv)
 			case "metadata":
+				// a2a-python passes an error's data through as metadata, so an
+				// aap.error payload can arrive there whole.
+				if typ := mv.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
+					d.jsonAAP(mv, f, rec)
+				}
 				mi := mv.object()
 				for {
 					mk, x, ok := mi.next()

@@ -205,3 +205,17 @@ func TestKafkaHeadersContext(t *testing.T) {
 		t.Errorf("got %+v", got)
 	}
 }
+
+// TestAAPInMetadata: a2a-python 1.3.0 copies an error's data into the
+// ErrorInfo metadata, so the aap.error arrives inside an a2a-protocol.org
+// INTERNAL_ERROR (captured in testdata/corpus/a2a-python-1/jsonrpc-aap-error.http).
+// The typed payload still decides: an AAP rate limit, not an internal error.
+func TestAAPInMetadata(t *testing.T) {
+	got, err := decodeFile(t, "testdata/corpus/a2a-python-1/jsonrpc-aap-error.http")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, "python aap in metadata", got, want{protocol: ProtocolAAP, envelope: EnvJSONRPCError, kind: KindQuota,
+		code: "RATE_LIMITED", jsonrpc: -32603, retryAfter: 30000, retryable: TriTrue, typed: true,
+		errorID: "err_01HZ9RATE01", violations: -1})
+}
