@@ -150,7 +150,7 @@ func TestClusterRendering(t *testing.T) {
 	if strings.Contains(sql, "non_replicated_deduplication_window") {
 		t.Error("cluster rendering sets non_replicated_deduplication_window on replicated tables")
 	}
-	if q := LookupQuery(Options{Cluster: "c1", Database: "et"}); !strings.Contains(q, "FROM et.error_lookup_local WHERE id = ?") {
+	if q := LookupQuery(Options{Cluster: "c1", Database: "et"}); strings.Count(q, "FROM et.error_lookup_local WHERE id = ?") != 3 {
 		t.Errorf("cluster lookup must read the shard-local error_lookup:\n%s", q)
 	}
 }
