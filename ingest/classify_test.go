@@ -15,7 +15,9 @@ import (
 )
 
 func TestClassify(t *testing.T) {
-	ex := func(code int32) error { return fmt.Errorf("insert: %w", &clickhouse.Exception{Code: code, Message: "x"}) }
+	ex := func(code int32) error {
+		return fmt.Errorf("insert: %w", &clickhouse.Exception{Code: code, Message: "x"})
+	}
 	for _, tc := range []struct {
 		name string
 		err  error

@@ -1,0 +1,293 @@
+package ingest_test
+
+// Fault tests of issue 3 §5 on the REAL stack. Each produces a known set of
+// events, breaks something mid-run and checks that errors plus dead_letter
+// hold every event once. They restart servers through scripts/stack, so they
+// run in scripts/test (go test -p 1 ./...) and are skipped by -short.
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/errtrail/errtrail/ingest"
+	"github.com/errtrail/errtrail/parse"
+	"github.com/segmentio/kafka-go"
+)
+
+func skipShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fault test: restarts servers; run by scripts/test without -short")
+	}
+}
+
+// repoRoot is the directory holding go.mod.
+func repoRoot(t *testing.T) string {
+	dir, _ := os.Getwd()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			t.Fatal("no go.mod above the test directory")
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+// stackCmd runs scripts/stack (stop-clickhouse, restart-kafka, ...).
+func stackCmd(t *testing.T, args ...string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(repoRoot(t), "scripts", "stack"), args...)
+	out, err := cmd.CombinedOutput()
+	t.Logf("scripts/stack %s: %s", strings.Join(args, " "), strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("scripts/stack %s: %v", strings.Join(args, " "), err)
+	}
+}
+
+// checkOnce asserts every event is stored once as queries see it (FINAL
+// collapses the copies a server crash between two views can leave; see
+// docs/ingest.md), and reports how many landing rows were written.
+func (s *stack) checkOnce(t *testing.T, wantErrors, wantDead uint64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db := s.sopt.Database
+	var e, eIDs, d, dIDs uint64
+	if err := s.conn.QueryRow(ctx, "SELECT count(), uniqExact(event_id) FROM "+db+".errors FINAL").Scan(&e, &eIDs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.conn.QueryRow(ctx, "SELECT count(), uniqExact(kafka_partition, kafka_offset) FROM "+db+".dead_letter FINAL").Scan(&d, &dIDs); err != nil {
+		t.Fatal(err)
+	}
+	if e != wantErrors || eIDs != wantErrors {
+		t.Errorf("errors FINAL: %d rows, %d distinct event ids; want %d", e, eIDs, wantErrors)
+	}
+	if d != wantDead || dIDs != wantDead {
+		t.Errorf("dead_letter FINAL: %d rows, %d distinct offsets; want %d", d, dIDs, wantDead)
+	}
+	c, _ := s.counts(t)
+	t.Logf("stored: %s", c)
+}
+
+// produceSlowly produces msgs in chunks over about d, in the background.
+func (s *stack) produceSlowly(t *testing.T, msgs []kafka.Message, d time.Duration) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		const chunk = 500
+		n := (len(msgs) + chunk - 1) / chunk
+		pause := d / time.Duration(max(n, 1))
+		for i := 0; i < len(msgs); i += chunk {
+			s.produce(t, msgs[i:min(i+chunk, len(msgs))])
+			time.Sleep(pause)
+		}
+	}()
+	return &wg
+}
+
+func waitUntil(t *testing.T, d time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %s for %s", d, what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestFaultPoisonMessages: 1,000 poison messages of every kind mixed into
+// good traffic each become one dead_letter row with the right reason; the
+// good events are unaffected.
+func TestFaultPoisonMessages(t *testing.T) {
+	skipShort(t)
+	s := newStack(t, 4)
+	const good, bad = 10000, 1000
+	s.produce(t, interleave(goodEvents("poison", 0, good), poisonEvents(bad)))
+	run := s.start(t, s.config(testLogger(t), ingest.NewMetrics(nil)))
+	s.waitFor(t, 3*time.Minute, "all events stored", func(c counts) bool { return c.errors+c.dead >= good+bad })
+	if err := run.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := s.counts(t)
+	checkExact(t, c, good, bad)
+
+	ctx := context.Background()
+	rows, err := s.conn.Query(ctx, "SELECT dl_reason, count(), countIf(raw != '' OR dl_reason = 'empty'), countIf(position(dl_error, ' at ') > 0) FROM "+s.sopt.Database+".dead_letter GROUP BY dl_reason ORDER BY dl_reason")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[string]uint64{}
+	for rows.Next() {
+		var reason string
+		var n, withRaw, withPos uint64
+		if err := rows.Scan(&reason, &n, &withRaw, &withPos); err != nil {
+			t.Fatal(err)
+		}
+		got[reason] = n
+		t.Logf("dead_letter reason=%s rows=%d with_raw=%d with_position=%d", reason, n, withRaw, withPos)
+		if withPos != n {
+			t.Errorf("reason %s: %d of %d rows lack the error position", reason, n-withPos, n)
+		}
+	}
+	for _, r := range []parse.ErrReason{parse.ErrInvalidJSON, parse.ErrTooDeep, parse.ErrInvalidUTF8, parse.ErrEmpty, parse.ErrTooLarge, parse.ErrBadVersion} {
+		if got[string(r)] == 0 {
+			t.Errorf("no dead_letter row with reason %s; got %v", r, got)
+		}
+	}
+}
+
+// TestFaultClickHouseRestart: ClickHouse restarts while events flow.
+func TestFaultClickHouseRestart(t *testing.T) {
+	skipShort(t)
+	s := newStack(t, 4)
+	const n = 30000
+	m := ingest.NewMetrics(nil)
+	run := s.start(t, s.config(testLogger(t), m))
+	prod := s.produceSlowly(t, goodEvents("chrestart", 0, n), 15*time.Second)
+	s.waitFor(t, 2*time.Minute, "first rows", func(c counts) bool { return c.errors > 0 })
+	stackCmd(t, "restart-clickhouse")
+	prod.Wait()
+	s.waitFor(t, 4*time.Minute, "all events stored", func(c counts) bool { return c.errorIDs >= n })
+	if err := run.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	s.checkOnce(t, n, 0)
+	t.Logf("insert retries (network): %v", value(m.InsertRetries.WithLabelValues("network")))
+}
+
+// TestFaultClickHouseUnreachable: ClickHouse is down for 30 s; ingest keeps
+// the rows, retries, stops fetching, stays ready and catches up.
+func TestFaultClickHouseUnreachable(t *testing.T) {
+	skipShort(t)
+	s := newStack(t, 4)
+	const n = 20000
+	m := ingest.NewMetrics(nil)
+	run := s.start(t, s.config(testLogger(t), m))
+	s.produce(t, goodEvents("chdown", 0, 2000))
+	s.waitFor(t, 2*time.Minute, "first rows", func(c counts) bool { return c.errors >= 2000 })
+
+	stackCmd(t, "stop-clickhouse")
+	restarted := false
+	defer func() {
+		if !restarted {
+			stackCmd(t, "start-clickhouse")
+		}
+	}()
+	s.produce(t, goodEvents("chdown", 2000, n-2000))
+	down := time.Now()
+	waitUntil(t, time.Minute, "an insert retry", func() bool {
+		var sum float64
+		for _, c := range ingest.ErrClasses {
+			sum += value(m.InsertRetries.WithLabelValues(string(c)))
+		}
+		return sum > 0
+	})
+	if !run.p.Ready() {
+		t.Error("not ready during a transient outage; want ready (it is retrying)")
+	}
+	time.Sleep(30*time.Second - time.Since(down))
+	// Memory stays bounded: fetching stops while the batch is retried, so
+	// the consumed count cannot run ahead by more than the batches in hand.
+	if consumed := value(m.Consumed); consumed > 2000+4*5000+2000 {
+		t.Errorf("consumed %v messages while ClickHouse was down; fetching should stop", consumed)
+	}
+	stackCmd(t, "start-clickhouse")
+	restarted = true
+	s.waitFor(t, 4*time.Minute, "all events stored", func(c counts) bool { return c.errorIDs >= n })
+	if err := run.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	s.checkOnce(t, n, 0)
+}
+
+// TestFaultKafkaRestart: the broker restarts while events flow.
+func TestFaultKafkaRestart(t *testing.T) {
+	skipShort(t)
+	s := newStack(t, 4)
+	const n = 20000
+	run := s.start(t, s.config(testLogger(t), ingest.NewMetrics(nil)))
+	s.produce(t, goodEvents("krestart", 0, n/2))
+	s.waitFor(t, 2*time.Minute, "first rows", func(c counts) bool { return c.errors > 0 })
+	stackCmd(t, "restart-kafka")
+	s.produce(t, goodEvents("krestart", n/2, n/2))
+	s.waitFor(t, 5*time.Minute, "all events stored", func(c counts) bool { return c.errorIDs >= n })
+	if err := run.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	s.checkOnce(t, n, 0)
+}
+
+// TestFaultSIGKILL: the ingest binary is killed with SIGKILL mid-run and
+// started again; every event is stored exactly once (the insert in flight
+// either landed, and progress filters its replay, or did not, and it is
+// replayed).
+func TestFaultSIGKILL(t *testing.T) {
+	skipShort(t)
+	s := newStack(t, 4)
+	bin := filepath.Join(t.TempDir(), "ingest")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/ingest")
+	build.Dir = repoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	const n = 40000
+	prod := s.produceSlowly(t, goodEvents("sigkill", 0, n), 20*time.Second)
+
+	p1 := s.startBinary(t, bin, "first")
+	s.waitFor(t, 2*time.Minute, "some rows from the first process", func(c counts) bool { return c.errors >= 3000 })
+	if err := p1.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p1.Wait()
+	c, _ := s.counts(t)
+	t.Logf("SIGKILL after %s", c)
+
+	p2 := s.startBinary(t, bin, "second")
+	prod.Wait()
+	s.waitFor(t, 4*time.Minute, "all events stored", func(c counts) bool { return c.errorIDs >= n })
+	if err := p2.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := p2.Wait(); err != nil {
+		t.Errorf("second ingest after SIGTERM: %v", err)
+	}
+	c, _ = s.counts(t)
+	checkExact(t, c, n, 0)
+}
+
+// startBinary runs cmd/ingest against the test's topic and database.
+func (s *stack) startBinary(t *testing.T, bin, name string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin, "run",
+		"--kafka.brokers", strings.Join(s.brokers, ","), "--kafka.topic", s.topic, "--kafka.group", s.group,
+		"--kafka.session-timeout", "6s",
+		"--clickhouse.addr", s.chAddr, "--clickhouse.database", s.sopt.Database,
+		"--batch.rows", "3000", "--batch.wait", "300ms", "--http.listen-address", "127.0.0.1:0",
+		"--shutdown.timeout", "30s")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if testing.Verbose() {
+				t.Logf("[%s] %s", name, sc.Text())
+			}
+		}
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return cmd
+}
