@@ -1,0 +1,24 @@
+// Package schema owns errtrail's ClickHouse schema: versioned, idempotent
+// migrations rendered for the server they run on, and the few queries other
+// packages share (Lookup, Progress, Retain).
+//
+// The ingester makes one insert per batch into landing (ENGINE = Null), with
+// the columns of LandingColumns in that order (LandingInsert). Materialized
+// views fan each inserted block out to errors, dead_letter, error_lookup,
+// errors_1m, outcomes_1m and ingest_progress. Progress tells the ingester,
+// after a crash or rebalance, which offsets are already stored, so a replay
+// writes nothing twice; see docs/schema.md for the whole argument and its
+// limits.
+//
+// Render(version, Options) gives the DDL for a server version: LowCardinality,
+// codecs, TTL, data-skipping indexes and insert deduplication only where the
+// server has them (FeaturesOf), with the same column names and query-visible
+// types everywhere. Options.Cluster renders ON CLUSTER DDL with Replicated*
+// engines and Distributed tables. Migrate applies what is missing and records
+// each migration with a checksum in schema_migrations.
+//
+// Caveats: errors, dead_letter and error_lookup are ReplacingMergeTree, so a
+// query that must count each event once uses FINAL, LIMIT 1 BY or uniqExact
+// (Lookup does); the rollups count stored messages and are summed with sum().
+// On servers without TTL (before 19.6) call Retain periodically.
+package schema
