@@ -23,21 +23,20 @@ func RecordColumns() []string {
 	return cols
 }
 
-// lookupSQL is schema.LookupQuery with the id given by a Grafana variable and
-// restricted to some id kinds: error_lookup is read by its sorting key (id
-// first), errors by its partition (the day) and sorting-key prefix (agent,
-// observed_at, event_id), so neither table is scanned whatever the time
-// range. FINAL collapses replayed duplicates. It ignores the dashboard's time
-// range on purpose: a customer's id may be old.
+// lookupSQL is schema.LookupQuery, the query support's CLI uses, with the id
+// given by a Grafana variable and restricted to some id kinds. It reads
+// error_lookup by its sorting key (id first) and errors by its sorting-key
+// prefix, so neither table is scanned whatever the time range, and removes
+// replayed duplicates (see schema.LookupQuery). It ignores the dashboard's
+// time range on purpose: a customer's id may be old.
 func lookupSQL(idVar string, kinds ...string) string {
-	in := "'" + strings.Join(kinds, "', '") + "'"
-	where := fmt.Sprintf("id = ${%s:sqlstring} AND id_kind IN (%s)", idVar, in)
-	return fmt.Sprintf(`SELECT %s
-FROM ${database}.errors FINAL
-WHERE toYYYYMMDD(observed_at) IN (SELECT toYYYYMMDD(observed_at) FROM ${database}.error_lookup WHERE %s)
-  AND (agent, observed_at, event_id) IN (SELECT agent, observed_at, event_id FROM ${database}.error_lookup WHERE %s)
-ORDER BY observed_at, agent, event_id
-LIMIT 1000`, strings.Join(RecordColumns(), ", "), where, where)
+	where := fmt.Sprintf("WHERE id = ${%s:sqlstring} AND id_kind IN ('%s')", idVar, strings.Join(kinds, "', '"))
+	q := schema.LookupQuery(schema.Options{Database: "${database}"})
+	q = strings.ReplaceAll(q, "WHERE id = ?", where)
+	if strings.Contains(q, "?") || !strings.Contains(q, where) {
+		panic("dashboards: schema.LookupQuery changed shape; update lookupSQL:\n" + q)
+	}
+	return q + "\nLIMIT 1000"
 }
 
 // Lookup is the support page: paste the error_id or request_id a customer
