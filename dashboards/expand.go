@@ -19,7 +19,7 @@ type Values struct {
 }
 
 // TestValues are the value sets the SQL checks run every query with: plain
-// values, then values that need quoting and an empty agent.
+// values, then values that need quoting (a caller, both ids).
 func TestValues(database string) []Values {
 	to := time.Now().UTC().Truncate(time.Minute)
 	from := to.Add(-6 * time.Hour)
@@ -29,7 +29,7 @@ func TestValues(database string) []Values {
 			"error_id": "err-0001", "request_id": "req-0001",
 		}},
 		{Name: "quoted", From: from, To: to, IntervalS: 300, Vars: map[string]string{
-			"database": database, "agent": "", "caller": "o'brien",
+			"database": database, "agent": "agent-a", "caller": "o'brien",
 			"error_id": "it's", "request_id": "x' OR '1'='1",
 		}},
 	}
