@@ -90,5 +90,15 @@ func FuzzValidateJSON(f *testing.F) {
 		if got, want := reason == "", json.Valid(data); got != want {
 			t.Fatalf("validateJSON accepts=%v (%s), encoding/json accepts=%v for %q", got, reason, want, data)
 		}
+		// A valid string unescapes to what encoding/json reads.
+		var want string
+		if reason == "" && json.Unmarshal(data, &want) == nil {
+			var a arena
+			var tp tape
+			buildTape(&tp, data, 64)
+			if got := a.str(tp.root()); got != want {
+				t.Fatalf("unescape(%q) = %q; encoding/json gives %q", data, got, want)
+			}
+		}
 	})
 }

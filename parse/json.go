@@ -614,51 +614,57 @@ func (a *arena) unescape(s []byte) string {
 	}
 	a.grow(len(s))
 	start := len(a.buf)
-	a.buf = append(a.buf, s[:i]...)
-	for i < len(s) {
-		c := s[i]
-		if c != '\\' {
-			a.buf = append(a.buf, c)
-			i++
-			continue
-		}
-		if i+1 >= len(s) {
-			break
-		}
-		switch s[i+1] {
-		case 'n':
-			a.buf = append(a.buf, '\n')
-		case 't':
-			a.buf = append(a.buf, '\t')
-		case 'r':
-			a.buf = append(a.buf, '\r')
-		case 'b':
-			a.buf = append(a.buf, '\b')
-		case 'f':
-			a.buf = append(a.buf, '\f')
-		case 'u':
-			if i+6 <= len(s) {
-				r := rune(hex4(s[i+2 : i+6]))
-				i += 6
-				if r >= 0xD800 && r < 0xDC00 && i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
-					lo := rune(hex4(s[i+2 : i+6]))
-					if lo >= 0xDC00 && lo < 0xE000 {
-						r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
-						i += 6
-					}
-				}
-				if r >= 0xD800 && r < 0xE000 {
-					r = utf8.RuneError
-				}
-				a.buf = utf8.AppendRune(a.buf, r)
-				continue
-			}
-		default:
-			a.buf = append(a.buf, s[i+1])
-		}
-		i += 2
-	}
+	a.buf = appendUnescaped(a.buf, s)
 	return bytesToString(a.buf[start:])
+}
+
+// appendUnescaped appends the JSON string contents s (validated, without
+// quotes) to dst with its escapes resolved.
+func appendUnescaped(dst, s []byte) []byte {
+	for len(s) > 0 {
+		i := bytes.IndexByte(s, '\\')
+		if i < 0 {
+			return append(dst, s...)
+		}
+		dst = append(dst, s[:i]...)
+		s = s[i:]
+		if len(s) < 2 {
+			return dst
+		}
+		switch s[1] {
+		case 'n':
+			dst = append(dst, '\n')
+		case 't':
+			dst = append(dst, '\t')
+		case 'r':
+			dst = append(dst, '\r')
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'u':
+			if len(s) < 6 {
+				return dst
+			}
+			r := rune(hex4(s[2:6]))
+			s = s[6:]
+			if r >= 0xD800 && r < 0xDC00 && len(s) >= 6 && s[0] == '\\' && s[1] == 'u' {
+				if lo := rune(hex4(s[2:6])); lo >= 0xDC00 && lo < 0xE000 {
+					r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
+					s = s[6:]
+				}
+			}
+			if r >= 0xD800 && r < 0xE000 {
+				r = utf8.RuneError
+			}
+			dst = utf8.AppendRune(dst, r)
+			continue
+		default:
+			dst = append(dst, s[1])
+		}
+		s = s[2:]
+	}
+	return dst
 }
 
 func hex4(b []byte) int {

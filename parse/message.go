@@ -149,7 +149,7 @@ func (d *Decoder) event(value []byte, rep *Reply, out *Record) *DecodeError {
 			}
 			out.Agent = a.str(v)
 		case "endpoint":
-			out.Endpoint = cleanEndpoint(a.str(v))
+			out.Endpoint = d.cleanEndpoint(a.str(v))
 		case "caller":
 			if !isStrOrNull(v) {
 				return errAt(ErrWrongType, "event.caller", -1, "caller is not a string")
@@ -207,7 +207,7 @@ func isStrOrNull(v jval) bool  { return v.kind == jString || v.kind == jNull }
 func isObjOrArray(v jval) bool { return v.kind == jObject || v.kind == jArray }
 
 // cleanEndpoint drops userinfo and the query string from an endpoint URL.
-func cleanEndpoint(s string) string {
+func (d *Decoder) cleanEndpoint(s string) string {
 	if i := strings.IndexAny(s, "?#"); i >= 0 {
 		s = s[:i]
 	}
@@ -218,8 +218,12 @@ func cleanEndpoint(s string) string {
 			host = rest[:j]
 		}
 		if at := strings.LastIndexByte(host, '@'); at >= 0 {
-			// Rebuild without userinfo in the arena-free way: skip it.
-			return s[:i+3] + rest[at+1:]
+			ar := &d.sc.ar
+			ar.grow(len(s))
+			start := len(ar.buf)
+			ar.buf = append(ar.buf, s[:i+3]...)
+			ar.buf = append(ar.buf, rest[at+1:]...)
+			return bytesToString(ar.buf[start:])
 		}
 	}
 	return s
@@ -266,7 +270,7 @@ func (d *Decoder) eventReply(v jval, rep *Reply) *DecodeError {
 			}
 			s := x.rawStr()
 			if bytes.IndexByte(s, '\\') >= 0 {
-				d.sc.body = append(d.sc.body[:0], a.str(x)...)
+				d.sc.body = appendUnescaped(d.sc.body[:0], s)
 				rep.Body = d.sc.body
 			} else {
 				rep.Body = s
@@ -406,7 +410,7 @@ func (d *Decoder) contextFromHeaders(hs []MsgHeader, rep *Reply, out *Record) {
 		case "errtrail-agent":
 			out.Agent = v
 		case "errtrail-endpoint":
-			out.Endpoint = cleanEndpoint(v)
+			out.Endpoint = d.cleanEndpoint(v)
 		case "errtrail-caller":
 			out.Caller = v
 		case "errtrail-method":
