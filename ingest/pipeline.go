@@ -32,9 +32,9 @@ type Config struct {
 	Table  string // insert target, database-qualified if needed; default "landing"
 	Limits Limits
 
-	Workers     int // decode goroutines; default GOMAXPROCS
-	DedupWindow int // producer event ids remembered per generation; default 262,144; <0 disables
-	Decoder     parse.Options
+	Workers     int           // decode goroutines; default GOMAXPROCS
+	DedupWindow int           // producer event ids remembered per generation; default 262,144; <0 disables
+	Decoder     parse.Options // KeepRaw defaults to -1: ingest redacts raw bytes itself, for dead letters only
 	// RedactRaw makes the raw bytes of a dead-letter row; default
 	// parse.RedactRaw.
 	RedactRaw func(dst, value []byte, max int) []byte
@@ -58,6 +58,9 @@ func (c *Config) defaults() {
 		c.Table = "landing"
 	}
 	c.Limits.defaults()
+	if c.Decoder.KeepRaw == 0 {
+		c.Decoder.KeepRaw = -1 // RawBody is unused: skip redacting every good body
+	}
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -78,6 +79,7 @@ type options struct {
 	listen                       *string
 	shutdown                     *time.Duration
 	logLevel, logFormat          *string
+	pprof                        *bool
 	print                        *bool
 }
 
@@ -114,6 +116,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 		retentionEvery: e.Duration("retention.interval", "ERRTRAIL_RETENTION_INTERVAL", time.Hour, "how often old partitions are dropped on servers without TTL"),
 		listen:         e.String("http.listen-address", "ERRTRAIL_INGEST_LISTEN_ADDRESS", "127.0.0.1:19100", "address of /metrics, /healthz and /readyz"),
 		shutdown:       e.Duration("shutdown.timeout", "ERRTRAIL_SHUTDOWN_TIMEOUT", 30*time.Second, "after SIGTERM: time to flush, insert and commit before giving up (uncommitted messages are replayed)"),
+		pprof:          e.Bool("http.pprof", "ERRTRAIL_INGEST_PPROF", false, "serve Go profiles under /debug/pprof/ on the HTTP address"),
 		logLevel:       e.String("log.level", "ERRTRAIL_LOG_LEVEL", "info", "debug, info, warn or error"),
 		logFormat:      e.String("log.format", "ERRTRAIL_LOG_FORMAT", "text", "text or json"),
 	}
@@ -304,7 +307,15 @@ func runIngest(args []string, stderr io.Writer) int {
 		log.Error("listen", "address", *o.listen, "error", err)
 		return 1
 	}
-	srv := &http.Server{Handler: ingest.Handler(reg, ready), ReadHeaderTimeout: 10 * time.Second}
+	handler := ingest.Handler(reg, ready)
+	if *o.pprof {
+		mux := http.NewServeMux()
+		mux.Handle("/", handler)
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		handler = mux
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server", "error", err)
