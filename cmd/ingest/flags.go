@@ -14,7 +14,35 @@ import (
 // envFlags registers flags whose default comes from an environment variable
 // when it is set (flags still win). --help shows the variable of each.
 type envFlags struct {
-	fs *flag.FlagSet
+	fs      *flag.FlagSet
+	secrets *[]secretFlag
+}
+
+// secretFlag is a flag whose env value is read only after parsing, so that
+// --help (which prints defaults) never shows a password.
+type secretFlag struct {
+	name, key string
+	v         *string
+}
+
+// Secret registers a flag for a credential: its default is never the
+// environment's value; resolveSecrets fills it after Parse.
+func (e envFlags) Secret(name, key, usage string) *string {
+	v := e.fs.String(name, "", e.usage(usage, key))
+	*e.secrets = append(*e.secrets, secretFlag{name, key, v})
+	return v
+}
+
+// resolveSecrets gives each secret flag not set on the command line the
+// value of its environment variable.
+func (e envFlags) resolveSecrets() {
+	set := map[string]bool{}
+	e.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, s := range *e.secrets {
+		if v, ok := e.env(s.key); ok && !set[s.name] {
+			*s.v = v
+		}
+	}
 }
 
 func (e envFlags) env(key string) (string, bool) {

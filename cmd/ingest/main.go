@@ -81,12 +81,13 @@ type options struct {
 	logLevel, logFormat          *string
 	pprof                        *bool
 	print                        *bool
+	resolve                      func() // fills secrets from the environment after Parse
 }
 
 func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs := flag.NewFlagSet("ingest "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	e := envFlags{fs}
+	e := envFlags{fs: fs, secrets: new([]secretFlag)}
 	o := &options{
 		brokers:        e.String("kafka.brokers", "ERRTRAIL_KAFKA_BROKERS", "127.0.0.1:19092", "Kafka bootstrap brokers, comma-separated"),
 		topic:          e.String("kafka.topic", "ERRTRAIL_KAFKA_TOPIC", "errtrail.replies", "topic to consume"),
@@ -95,12 +96,12 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 		sessionTimeout: e.Duration("kafka.session-timeout", "ERRTRAIL_KAFKA_SESSION_TIMEOUT", 30*time.Second, "consumer group session timeout: how long a dead member keeps its partitions"),
 		saslMech:       e.String("kafka.sasl.mechanism", "ERRTRAIL_KAFKA_SASL_MECHANISM", "", "SASL mechanism: plain, scram-sha-256 or scram-sha-512 (empty: no SASL)"),
 		saslUser:       e.String("kafka.sasl.username", "ERRTRAIL_KAFKA_SASL_USERNAME", "", "SASL user name"),
-		saslPass:       e.String("kafka.sasl.password", "ERRTRAIL_KAFKA_SASL_PASSWORD", "", "SASL password (never logged; prefer the env variable)"),
+		saslPass:       e.Secret("kafka.sasl.password", "ERRTRAIL_KAFKA_SASL_PASSWORD", "SASL password (never logged; prefer the env variable)"),
 
 		chAddr:    e.String("clickhouse.addr", "ERRTRAIL_CLICKHOUSE_ADDR", "127.0.0.1:19000", "ClickHouse native-protocol addresses host:port, comma-separated"),
 		chDB:      e.String("clickhouse.database", "ERRTRAIL_CLICKHOUSE_DATABASE", schema.DefaultDatabase, "database holding errtrail's tables (created by migrate)"),
 		chUser:    e.String("clickhouse.user", "ERRTRAIL_CLICKHOUSE_USER", "default", "ClickHouse user"),
-		chPass:    e.String("clickhouse.password", "ERRTRAIL_CLICKHOUSE_PASSWORD", "", "ClickHouse password (never logged; prefer the env variable)"),
+		chPass:    e.Secret("clickhouse.password", "ERRTRAIL_CLICKHOUSE_PASSWORD", "ClickHouse password (never logged; prefer the env variable)"),
 		chCluster: e.String("clickhouse.cluster", "ERRTRAIL_CLICKHOUSE_CLUSTER", "", "render ON CLUSTER / Replicated* DDL for this cluster (docs/schema.md)"),
 		chTLS:     newTLSFlags(e, "clickhouse", "ERRTRAIL_CLICKHOUSE", "ClickHouse"),
 
@@ -123,6 +124,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	if name == "migrate" {
 		o.print = fs.Bool("print", false, "print the DDL for the connected server instead of applying it")
 	}
+	o.resolve = e.resolveSecrets
 	return fs, o
 }
 
@@ -202,6 +204,7 @@ func runMigrate(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	o.resolve()
 	log := newLogger(o, stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -239,6 +242,7 @@ func runIngest(args []string, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	o.resolve()
 	log := newLogger(o, stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/errtrail/errtrail/internal/testenv"
+)
+
+func TestFlagsEnvFallbackAndSecrets(t *testing.T) {
+	t.Setenv("ERRTRAIL_KAFKA_BROKERS", "k1:9092,k2:9092")
+	t.Setenv("ERRTRAIL_BATCH_WAIT", "250ms")
+	t.Setenv("ERRTRAIL_CLICKHOUSE_PASSWORD", "hunter2")
+	var stderr bytes.Buffer
+	fs, o := newFlags("run", &stderr)
+	if err := fs.Parse([]string{"--batch.rows", "7"}); err != nil {
+		t.Fatal(err)
+	}
+	o.resolve()
+	if *o.brokers != "k1:9092,k2:9092" || *o.wait != 250*time.Millisecond || *o.rows != 7 || *o.chPass != "hunter2" {
+		t.Errorf("got brokers=%q wait=%v rows=%d password set=%v", *o.brokers, *o.wait, *o.rows, *o.chPass != "")
+	}
+	// A flag wins over the environment.
+	fs, o = newFlags("run", &stderr)
+	fs.Parse([]string{"--clickhouse.password", "flag"})
+	o.resolve()
+	if *o.chPass != "flag" {
+		t.Errorf("flag did not win over env")
+	}
+	// --help documents every flag with its variable and never prints a secret.
+	stderr.Reset()
+	fs, _ = newFlags("run", &stderr)
+	fs.SetOutput(&stderr)
+	fs.PrintDefaults()
+	help := stderr.String()
+	if strings.Contains(help, "hunter2") {
+		t.Error("--help shows the password from the environment")
+	}
+	for _, want := range []string{"ERRTRAIL_KAFKA_BROKERS", "ERRTRAIL_CLICKHOUSE_ADDR", "kafka.sasl.mechanism", "clickhouse.tls.ca-file", "batch.bytes", "http.listen-address", "retention.days"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("--help lacks %s", want)
+		}
+	}
+}
+
+func TestUnknownCommand(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"frobnicate"}, nil, &out, &errb); code != 2 {
+		t.Errorf("exit %d; want 2", code)
+	}
+}
+
+// TestMigratePrint renders the DDL for the real server.
+func TestMigratePrint(t *testing.T) {
+	addr := testenv.ClickHouse(t)
+	var out, errb bytes.Buffer
+	if code := run([]string{"migrate", "--print", "--clickhouse.addr", addr}, nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "CREATE TABLE IF NOT EXISTS errtrail.landing") {
+		t.Errorf("DDL lacks the landing table:\n%.500s", out.String())
+	}
+}
