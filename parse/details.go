@@ -19,6 +19,10 @@ const (
 
 // typeName returns the message name of an Any type URL.
 func typeName(url string) string {
+	const googleapis = "type.googleapis.com/"
+	if len(url) > len(googleapis) && url[:len(googleapis)] == googleapis {
+		return url[len(googleapis):]
+	}
 	if i := strings.LastIndexByte(url, '/'); i >= 0 {
 		return url[i+1:]
 	}

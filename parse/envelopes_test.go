@@ -219,3 +219,11 @@ func TestAAPInMetadata(t *testing.T) {
 		code: "RATE_LIMITED", jsonrpc: -32603, retryAfter: 30000, retryable: TriTrue, typed: true,
 		errorID: "err_01HZ9RATE01", violations: -1})
 }
+
+func TestRedactShortBearer(t *testing.T) {
+	for _, in := range []string{"token Bearer abcdefghij rejected", "basic QWxhZGRpbjpvcGVu", "BEARER xyzxyzxyzxyz"} {
+		if got := RedactString(in); !strings.Contains(got, "[token]") {
+			t.Errorf("RedactString(%q) = %q; want the credential replaced", in, got)
+		}
+	}
+}

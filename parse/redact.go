@@ -110,6 +110,9 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 // redactAppend scans s and, at the first secret, starts copying into dst.
 // changed is false (and dst untouched) when s has nothing to redact.
 func redactAppend(dst []byte, s string, _ bool) ([]byte, bool) {
+	if !mayHoldSecret(s) {
+		return dst, false
+	}
 	changed := false
 	last := 0 // bytes of s before last are already in dst (when changed)
 	emit := func(from, to int, ph string) {
@@ -329,4 +332,29 @@ func isUUIDish(w string) bool {
 		}
 	}
 	return dashes > 0
+}
+
+// mayHoldSecret is a cheap first look: every pattern redactAppend replaces
+// needs an '@', a digit, a word of at least 15 bytes, or the word Bearer or
+// Basic before a credential. Texts without any go through as is.
+func mayHoldSecret(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '@' || isDigit(c):
+			return true
+		case run == 0 && (c|0x20 == 'b') && len(s)-i >= 5 &&
+			(equalFoldASCII(s[i:i+5], "basic") || len(s)-i >= 6 && equalFoldASCII(s[i:i+6], "bearer")):
+			return true
+		case isWordByte(c):
+			run++
+			if run >= 15 {
+				return true
+			}
+		default:
+			run = 0
+		}
+	}
+	return false
 }
