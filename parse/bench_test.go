@@ -1,7 +1,10 @@
 package parse
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -44,14 +47,16 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		})
 	}
-	// The baseline: the same JSON-RPC rate-limit body decoded with
-	// encoding/json into plain structs (no classification at all).
+	// Baselines on the same reply. encoding-json decodes only the body
+	// into plain structs (no classification at all); nethttp-encoding-json
+	// also frames the raw response with net/http, as a straightforward
+	// decoder would.
 	data, err := os.ReadFile(filepath.Join("testdata", "seeds/seed002-jsonrpc-429.http"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	body := data[len(data)-bodyLen(data):]
-	b.Run("a2a-jsonrpc-ratelimit/encoding-json", func(b *testing.B) {
+	b.Run("baseline-encoding-json/a2a-jsonrpc-ratelimit", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
@@ -59,6 +64,21 @@ func BenchmarkDecode(b *testing.B) {
 			if err := json.Unmarshal(body, &resp); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+	b.Run("baseline-nethttp-encoding-json/a2a-jsonrpc-ratelimit", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(data)), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var out stdJSONRPCResponse
+			if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+				b.Fatal(err)
+			}
+			_ = resp.Header.Get("Retry-After")
 		}
 	})
 }

@@ -100,10 +100,17 @@ func decodeRuneAt(b []byte, i int) (rune, int) {
 	return 0, n
 }
 
-func isWordByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-		c == '_' || c == '-' || c == '.' || c == '+' || c == '/' || c == '=' || c == '@' || c == '%' || c == '~'
-}
+// wordBytes marks the bytes that can belong to a token, address or key.
+var wordBytes = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		t[c] = b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' ||
+			b == '_' || b == '-' || b == '.' || b == '+' || b == '/' || b == '=' || b == '@' || b == '%' || b == '~'
+	}
+	return
+}()
+
+func isWordByte(c byte) bool { return wordBytes[c] }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
