@@ -7,12 +7,14 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/errtrail/errtrail/parse"
 	"github.com/segmentio/kafka-go"
@@ -44,6 +46,12 @@ type Config struct {
 	InsertTimeout   time.Duration // one insert attempt; default 60s
 	ShutdownTimeout time.Duration // flush and commit after the stop signal; default 30s
 	CommitTimeout   time.Duration // one Kafka commit; default 10s
+
+	// InsertSettings returns the query settings of one insert given the
+	// batch's token, which names its offset range per partition and is the
+	// same on every retry (schema.InsertSettings: insert deduplication on
+	// servers that have it). nil sends no settings.
+	InsertSettings func(token string) map[string]any
 
 	Progress    ProgressFunc // required
 	Retain      RetainFunc   // optional; run every RetainEvery
@@ -346,7 +354,7 @@ func (p *Pipeline) write(hard context.Context, b *batch) error {
 
 	seq := p.ledger.Open(b.maxOff)
 	if rows > 0 {
-		if err := p.insert(hard, rows); err != nil {
+		if err := p.insert(hard, rows, p.token(b)); err != nil {
 			return err
 		}
 		p.m.RowsInserted.Add(float64(rows))
@@ -541,10 +549,14 @@ func (p *Pipeline) dedupAndCount() (rows int, maxObs int64) {
 // insert writes the worker buffers with one INSERT, retrying transient
 // errors forever (a clickhouse-go batch cannot be re-sent, so each attempt
 // builds a new one from the buffers, which stay untouched).
-func (p *Pipeline) insert(hard context.Context, rows int) error {
+func (p *Pipeline) insert(hard context.Context, rows int, token string) error {
+	var settings map[string]any
+	if p.cfg.InsertSettings != nil {
+		settings = p.cfg.InsertSettings(token)
+	}
 	for attempt := 0; ; attempt++ {
 		start := time.Now()
-		err := p.insertOnce(hard)
+		err := p.insertOnce(hard, settings)
 		if err == nil {
 			p.m.InsertDuration.Observe(time.Since(start).Seconds())
 			if attempt > 0 {
@@ -570,9 +582,12 @@ func (p *Pipeline) insert(hard context.Context, rows int) error {
 	}
 }
 
-func (p *Pipeline) insertOnce(hard context.Context) error {
+func (p *Pipeline) insertOnce(hard context.Context, settings map[string]any) error {
 	ctx, cancel := context.WithTimeout(hard, p.cfg.InsertTimeout)
 	defer cancel()
+	if settings != nil {
+		ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings(settings)))
+	}
 	bt, err := p.conn.PrepareBatch(ctx, p.insertSQL)
 	if err != nil {
 		return err
@@ -584,6 +599,36 @@ func (p *Pipeline) insertOnce(hard context.Context) error {
 		}
 	}
 	return bt.Send()
+}
+
+// token names the rows of a batch: topic and, per partition in order, the
+// first and last offset written. It is the same on every retry of the batch
+// and differs between batches.
+func (p *Pipeline) token(b *batch) string {
+	type span struct{ lo, hi int64 }
+	spans := map[int32]span{}
+	for _, i := range b.todo {
+		m := &b.msgs[i]
+		s, ok := spans[int32(m.Partition)]
+		if !ok || m.Offset < s.lo {
+			s.lo = m.Offset
+		}
+		if !ok || m.Offset > s.hi {
+			s.hi = m.Offset
+		}
+		spans[int32(m.Partition)] = s
+	}
+	parts := make([]int32, 0, len(spans))
+	for part := range spans {
+		parts = append(parts, part)
+	}
+	slices.Sort(parts)
+	var sb strings.Builder
+	sb.WriteString(p.cfg.Topic)
+	for _, part := range parts {
+		fmt.Fprintf(&sb, " %d:%d-%d", part, spans[part].lo, spans[part].hi)
+	}
+	return sb.String()
 }
 
 // commit moves the consumer group's offsets to the ledger's frontier: one

@@ -33,6 +33,7 @@ type stack struct {
 	group   string
 	sopt    schema.Options
 	conn    driver.Conn
+	server  schema.ServerVersion
 }
 
 func newStack(t *testing.T, partitions int) *stack {
@@ -56,9 +57,11 @@ func newStack(t *testing.T, partitions int) *stack {
 	s.conn = conn
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := schema.Migrate(ctx, conn, s.sopt); err != nil {
+	res, err := schema.Migrate(ctx, conn, s.sopt)
+	if err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
+	s.server = res.Server
 	createTopic(t, brokers[0], s.topic, partitions)
 	t.Cleanup(func() {
 		if os.Getenv("ERRTRAIL_KEEP_TEST_DATA") == "" {
@@ -181,10 +184,11 @@ func (s *stack) config(log *slog.Logger, m *ingest.Metrics) ingest.Config {
 		Progress: func(ctx context.Context, conn driver.Conn, topic string) (map[int32]int64, error) {
 			return schema.Progress(ctx, conn, s.sopt, topic)
 		},
-		InsertTimeout: 20 * time.Second,
-		Decoder:       parse.Options{MaxBytes: testMaxBytes},
-		Logger:        log,
-		Metrics:       m,
+		InsertSettings: func(token string) map[string]any { return schema.InsertSettings(s.server, token) },
+		InsertTimeout:  20 * time.Second,
+		Decoder:        parse.Options{MaxBytes: testMaxBytes},
+		Logger:         log,
+		Metrics:        m,
 	}
 }
 

@@ -268,8 +268,11 @@ func runIngest(args []string, stderr io.Writer) int {
 	}
 	defer conn.Close()
 	bo := ingest.Backoff{Max: 10 * time.Second}
+	var server schema.ServerVersion
 	for attempt := 0; ; attempt++ {
-		_, err = schema.Migrate(ctx, conn, o.schemaOptions())
+		var res schema.Result
+		res, err = schema.Migrate(ctx, conn, o.schemaOptions())
+		server = res.Server
 		if err == nil {
 			break
 		}
@@ -287,6 +290,7 @@ func runIngest(args []string, stderr io.Writer) int {
 		}
 	}
 	done()
+	log.Info("schema ready", "server", server.String(), "insert_dedup", schema.FeaturesOf(server).InsertDedup)
 
 	// 3. Metrics and the HTTP server.
 	reg := prometheus.NewRegistry()
@@ -362,6 +366,9 @@ func runIngest(args []string, stderr io.Writer) int {
 		Backoff:         ingest.Backoff{Max: *o.backoffMax},
 		InsertTimeout:   *o.insertTimeout,
 		ShutdownTimeout: *o.shutdown,
+		InsertSettings: func(token string) map[string]any {
+			return schema.InsertSettings(server, token)
+		},
 		Progress: func(ctx context.Context, conn driver.Conn, topic string) (map[int32]int64, error) {
 			return schema.Progress(ctx, conn, sopt, topic)
 		},
