@@ -23,6 +23,7 @@ var benchCases = []struct{ name, file string }{
 	{"bare-500", "seeds/seed002-bare-500.http"},
 	{"grpc-resource-exhausted", "cases/grpc-resource-exhausted.grpc"},
 	{"event-json-ratelimit", "cases/event-jsonrpc-429.json"},
+	{"event-json-body-json-ratelimit", "cases/event-body-json.json"},
 }
 
 func BenchmarkDecode(b *testing.B) {

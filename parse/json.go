@@ -56,8 +56,9 @@ func (v jval) ok() bool { return v.kind != jNone }
 // object member contributes a key entry followed by its value's entries.
 // next is the index just past an entry's subtree.
 type tape struct {
-	data []byte
-	ents []tapeEnt
+	data  []byte
+	ents  []tapeEnt
+	stack []int32 // open containers while building
 }
 
 type tapeEnt struct {
@@ -76,51 +77,155 @@ func (t *tape) root() jval {
 	return t.val(0)
 }
 
-// validator checks that data is exactly one JSON value (with surrounding
-// white space) of nesting at most maxDepth, with UTF-8 strings, and records
-// the tape.
-type validator struct {
-	data     []byte
-	pos      int
-	maxDepth int
-	reason   ErrReason
-	errPos   int
-	t        *tape
-}
-
 func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-func (v *validator) fail(r ErrReason) bool {
-	if v.reason == "" {
-		v.reason, v.errPos = r, v.pos
-	}
-	return false
-}
-
-func (v *validator) ws() {
-	for v.pos < len(v.data) && isWS(v.data[v.pos]) {
-		v.pos++
-	}
-}
-
-// buildTape validates data and fills t. It returns "" when data is one
-// valid JSON value, else the reason and byte offset of the first problem.
+// buildTape validates data — exactly one JSON value with surrounding white
+// space, nesting at most maxDepth, UTF-8 strings — and records its tape. It
+// returns "" when data is valid, else the reason and the byte offset of the
+// first problem. The scan is iterative: an explicit stack of open
+// containers, no recursion.
 func buildTape(t *tape, data []byte, maxDepth int) (ErrReason, int) {
 	t.data = data
-	t.ents = t.ents[:0]
 	if len(data) > 1<<31-1 {
+		t.ents = t.ents[:0]
 		return ErrTooLarge, 0
 	}
-	v := validator{data: data, maxDepth: maxDepth, t: t}
-	v.ws()
-	if !v.value(0) {
-		return v.reason, v.errPos
+	ents := t.ents[:cap(t.ents)]
+	stack := t.stack[:0]
+	n := 0
+	d := data
+	p := skipWS(d, 0)
+	var (
+		c    byte
+		end  int
+		r    ErrReason
+		top  int32
+		kind byte
+	)
+value:
+	if n+2 > len(ents) {
+		ents = growTape(ents)
 	}
-	v.ws()
-	if v.pos != len(data) {
-		return ErrInvalidJSON, v.pos
+	if p >= len(d) {
+		return fail(t, ents, n, ErrInvalidJSON, p)
 	}
-	return "", 0
+	c = d[p]
+	switch c {
+	case '{', '[':
+		if len(stack) >= maxDepth {
+			return fail(t, ents, n, ErrTooDeep, p)
+		}
+		ents[n] = tapeEnt{start: int32(p), kind: c}
+		stack = append(stack, int32(n))
+		n++
+		p = skipWS(d, p+1)
+		if p < len(d) && d[p] == c+2 { // '}' is '{'+2, ']' is '['+2
+			goto closeContainer
+		}
+		if c == '{' {
+			goto key
+		}
+		goto value
+	case '"':
+		end, r = scanString(d, p)
+		if r != "" {
+			return fail(t, ents, n, r, end)
+		}
+		ents[n] = tapeEnt{start: int32(p), end: int32(end), next: int32(n + 1), kind: jString}
+		n++
+		p = end
+	case 't', 'f', 'n':
+		lit := "null"
+		if c == 't' {
+			lit = "true"
+		} else if c == 'f' {
+			lit = "false"
+		}
+		if len(d)-p < len(lit) || string(d[p:p+len(lit)]) != lit {
+			return fail(t, ents, n, ErrInvalidJSON, p)
+		}
+		ents[n] = tapeEnt{start: int32(p), end: int32(p + len(lit)), next: int32(n + 1), kind: c}
+		n++
+		p += len(lit)
+	default:
+		end = scanNumber(d, p)
+		if end < 0 {
+			return fail(t, ents, n, ErrInvalidJSON, -end-1)
+		}
+		ents[n] = tapeEnt{start: int32(p), end: int32(end), next: int32(n + 1), kind: jNumber}
+		n++
+		p = end
+	}
+
+afterValue:
+	p = skipWS(d, p)
+	if len(stack) == 0 {
+		if p != len(d) {
+			return fail(t, ents, n, ErrInvalidJSON, p)
+		}
+		t.ents, t.stack = ents[:n], stack
+		return "", 0
+	}
+	if p >= len(d) {
+		return fail(t, ents, n, ErrInvalidJSON, p)
+	}
+	top = stack[len(stack)-1]
+	kind = ents[top].kind
+	switch d[p] {
+	case ',':
+		p = skipWS(d, p+1)
+		if kind == jObject {
+			goto key
+		}
+		goto value
+	case kind + 2:
+		goto closeContainer
+	}
+	return fail(t, ents, n, ErrInvalidJSON, p)
+
+closeContainer:
+	top = stack[len(stack)-1]
+	stack = stack[:len(stack)-1]
+	ents[top].end = int32(p + 1)
+	ents[top].next = int32(n)
+	p++
+	goto afterValue
+
+key:
+	if n+2 > len(ents) {
+		ents = growTape(ents)
+	}
+	if p >= len(d) || d[p] != '"' {
+		return fail(t, ents, n, ErrInvalidJSON, p)
+	}
+	end, r = scanString(d, p)
+	if r != "" {
+		return fail(t, ents, n, r, end)
+	}
+	ents[n] = tapeEnt{start: int32(p), end: int32(end), next: int32(n + 1), kind: jString}
+	n++
+	p = skipWS(d, end)
+	if p >= len(d) || d[p] != ':' {
+		return fail(t, ents, n, ErrInvalidJSON, p)
+	}
+	p = skipWS(d, p+1)
+	goto value
+}
+
+// fail keeps the grown buffers for the next document and reports an error.
+func fail(t *tape, ents []tapeEnt, n int, r ErrReason, pos int) (ErrReason, int) {
+	t.ents = ents[:0]
+	return r, pos
+}
+
+func growTape(ents []tapeEnt) []tapeEnt {
+	c := 2 * len(ents)
+	if c < 64 {
+		c = 64
+	}
+	g := make([]tapeEnt, c)
+	copy(g, ents)
+	return g
 }
 
 // validateJSON only validates (used where no walking follows).
@@ -129,150 +234,14 @@ func validateJSON(data []byte, maxDepth int) (ErrReason, int) {
 	return buildTape(&t, data, maxDepth)
 }
 
-func (v *validator) push(kind byte) int {
-	v.t.ents = append(v.t.ents, tapeEnt{start: int32(v.pos), kind: kind})
-	return len(v.t.ents) - 1
-}
-
-func (v *validator) close(i int) {
-	e := &v.t.ents[i]
-	e.end = int32(v.pos)
-	e.next = int32(len(v.t.ents))
-}
-
-func (v *validator) value(depth int) bool {
-	if v.pos >= len(v.data) {
-		return v.fail(ErrInvalidJSON)
-	}
-	switch c := v.data[v.pos]; c {
-	case '{':
-		if depth >= v.maxDepth {
-			return v.fail(ErrTooDeep)
-		}
-		me := v.push(jObject)
-		v.pos++
-		v.ws()
-		if v.pos < len(v.data) && v.data[v.pos] == '}' {
-			v.pos++
-			v.close(me)
-			return true
-		}
-		for {
-			v.ws()
-			if v.pos >= len(v.data) || v.data[v.pos] != '"' {
-				return v.fail(ErrInvalidJSON)
-			}
-			k := v.push(jString)
-			if !v.str() {
-				return false
-			}
-			v.close(k)
-			v.ws()
-			if v.pos >= len(v.data) || v.data[v.pos] != ':' {
-				return v.fail(ErrInvalidJSON)
-			}
-			v.pos++
-			v.ws()
-			if !v.value(depth + 1) {
-				return false
-			}
-			v.ws()
-			if v.pos >= len(v.data) {
-				return v.fail(ErrInvalidJSON)
-			}
-			if v.data[v.pos] == ',' {
-				v.pos++
-				continue
-			}
-			if v.data[v.pos] == '}' {
-				v.pos++
-				v.close(me)
-				return true
-			}
-			return v.fail(ErrInvalidJSON)
-		}
-	case '[':
-		if depth >= v.maxDepth {
-			return v.fail(ErrTooDeep)
-		}
-		me := v.push(jArray)
-		v.pos++
-		v.ws()
-		if v.pos < len(v.data) && v.data[v.pos] == ']' {
-			v.pos++
-			v.close(me)
-			return true
-		}
-		for {
-			v.ws()
-			if !v.value(depth + 1) {
-				return false
-			}
-			v.ws()
-			if v.pos >= len(v.data) {
-				return v.fail(ErrInvalidJSON)
-			}
-			if v.data[v.pos] == ',' {
-				v.pos++
-				continue
-			}
-			if v.data[v.pos] == ']' {
-				v.pos++
-				v.close(me)
-				return true
-			}
-			return v.fail(ErrInvalidJSON)
-		}
-	case '"':
-		me := v.push(jString)
-		if !v.str() {
-			return false
-		}
-		v.close(me)
-		return true
-	case 't':
-		me := v.push(jTrue)
-		ok := v.lit("true")
-		v.close(me)
-		return ok
-	case 'f':
-		me := v.push(jFalse)
-		ok := v.lit("false")
-		v.close(me)
-		return ok
-	case 'n':
-		me := v.push(jNull)
-		ok := v.lit("null")
-		v.close(me)
-		return ok
-	default:
-		if c == '-' || (c >= '0' && c <= '9') {
-			me := v.push(jNumber)
-			ok := v.num()
-			v.close(me)
-			return ok
-		}
-		return v.fail(ErrInvalidJSON)
-	}
-}
-
-func (v *validator) lit(s string) bool {
-	if len(v.data)-v.pos < len(s) || string(v.data[v.pos:v.pos+len(s)]) != s {
-		return v.fail(ErrInvalidJSON)
-	}
-	v.pos += len(s)
-	return true
-}
-
-func (v *validator) num() bool {
-	d := v.data
-	p := v.pos
+// scanNumber returns the end of the number at d[p:], or -(pos+1) of the
+// first byte that breaks the grammar.
+func scanNumber(d []byte, p int) int {
 	if p < len(d) && d[p] == '-' {
 		p++
 	}
 	if p >= len(d) {
-		v.pos = p
-		return v.fail(ErrInvalidJSON)
+		return -p - 1
 	}
 	if d[p] == '0' {
 		p++
@@ -281,8 +250,7 @@ func (v *validator) num() bool {
 			p++
 		}
 	} else {
-		v.pos = p
-		return v.fail(ErrInvalidJSON)
+		return -p - 1
 	}
 	if p < len(d) && d[p] == '.' {
 		p++
@@ -291,8 +259,7 @@ func (v *validator) num() bool {
 			p++
 		}
 		if p == s {
-			v.pos = p
-			return v.fail(ErrInvalidJSON)
+			return -p - 1
 		}
 	}
 	if p < len(d) && (d[p] == 'e' || d[p] == 'E') {
@@ -305,25 +272,11 @@ func (v *validator) num() bool {
 			p++
 		}
 		if p == s {
-			v.pos = p
-			return v.fail(ErrInvalidJSON)
+			return -p - 1
 		}
 	}
-	v.pos = p
-	return true
+	return p
 }
-
-// strSpecial marks the bytes that end the fast path inside a string.
-var strSpecial = func() (t [256]bool) {
-	for c := 0; c < 0x20; c++ {
-		t[c] = true
-	}
-	for c := 0x80; c < 0x100; c++ {
-		t[c] = true
-	}
-	t['"'], t['\\'] = true, true
-	return
-}()
 
 // Word-at-a-time masks: a byte of a uint64 is "special" inside a JSON
 // string when it is '"', '\\', a control byte or non-ASCII.
@@ -343,9 +296,10 @@ func special8(b []byte) uint64 {
 	return (((q - lsb) &^ q) | ((e - lsb) &^ e) | ((x - lsb*0x20) &^ x) | x) & msb
 }
 
-func (v *validator) str() bool {
-	d := v.data
-	p := v.pos + 1
+// scanString returns the end (just past the closing quote) of the string
+// starting at d[p] == '"', or the position of the first problem and its reason.
+func scanString(d []byte, p int) (int, ErrReason) {
+	p++
 	for p < len(d) {
 		for p+8 <= len(d) {
 			if m := special8(d[p:]); m != 0 {
@@ -364,40 +318,33 @@ func (v *validator) str() bool {
 		c := d[p]
 		switch {
 		case c == '"':
-			v.pos = p + 1
-			return true
+			return p + 1, ""
 		case c == '\\':
 			if p+1 >= len(d) {
-				v.pos = p
-				return v.fail(ErrInvalidJSON)
+				return p, ErrInvalidJSON
 			}
 			switch d[p+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				p += 2
 			case 'u':
 				if p+6 > len(d) || !isHex4(d[p+2:p+6]) {
-					v.pos = p
-					return v.fail(ErrInvalidJSON)
+					return p, ErrInvalidJSON
 				}
 				p += 6
 			default:
-				v.pos = p
-				return v.fail(ErrInvalidJSON)
+				return p, ErrInvalidJSON
 			}
 		case c < 0x20:
-			v.pos = p
-			return v.fail(ErrInvalidJSON)
+			return p, ErrInvalidJSON
 		default:
 			r, n := utf8.DecodeRune(d[p:])
 			if r == utf8.RuneError && n <= 1 {
-				v.pos = p
-				return v.fail(ErrInvalidUTF8)
+				return p, ErrInvalidUTF8
 			}
 			p += n
 		}
 	}
-	v.pos = p
-	return v.fail(ErrInvalidJSON)
+	return p, ErrInvalidJSON
 }
 
 func isHex4(b []byte) bool {
@@ -410,14 +357,6 @@ func isHex4(b []byte) bool {
 }
 
 // --- walking the tape ---
-
-func kindOf(c byte) byte {
-	switch c {
-	case '{', '[', '"', 't', 'f', 'n':
-		return c
-	}
-	return jNumber
-}
 
 // objIter walks the members of an object.
 type objIter struct {
@@ -697,3 +636,23 @@ func (d *Decoder) parseJSON(data []byte, path string) (jval, *DecodeError) {
 	}
 	return t.root(), nil
 }
+
+// skipWS returns the index of the first non-space byte at or after p.
+func skipWS(d []byte, p int) int {
+	for p < len(d) && isWS(d[p]) {
+		p++
+	}
+	return p
+}
+
+// strSpecial marks the bytes that end the fast path inside a string.
+var strSpecial = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return
+}()

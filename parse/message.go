@@ -27,6 +27,7 @@ type scratch struct {
 	echoed      bool   // redaction replaced something
 	mcpURI      bool   // JSON-RPC data named a resource uri (MCP resource not found)
 	bodyStatus  int    // HTTP status stated inside the body (Status code, problem status)
+	bodyJSON    jval   // the reply body when the event embedded it as JSON
 	problemType string // A2A problem type slug
 }
 
@@ -40,6 +41,7 @@ func (s *scratch) reset() {
 	s.trailers = s.trailers[:0]
 	s.rep = Reply{GRPCStatus: -1}
 	s.echoed, s.mcpURI, s.bodyStatus, s.problemType = false, false, 0, ""
+	s.bodyJSON = jval{}
 }
 
 func (d *Decoder) decodeMessage(value []byte, headers []MsgHeader, kafkaTimeMS int64, out *Record) error {
@@ -289,6 +291,7 @@ func (d *Decoder) eventReply(v jval, rep *Reply) *DecodeError {
 			haveBody = true
 		case "body_json":
 			rep.Body = x.bytes()
+			d.sc.bodyJSON = x // already validated with the event: walk it in place
 			haveBody = true
 		case "grpc":
 			if x.kind != jObject {

@@ -39,6 +39,9 @@ func (d *Decoder) decodeReplyInto(rep *Reply, rec *Record) error {
 
 // body decodes an HTTP body of any binding.
 func (d *Decoder) body(body []byte, h *hdrInfo, f *facts, rec *Record) *DecodeError {
+	if v := d.sc.bodyJSON; v.ok() && v.kind != jNull {
+		return d.jsonBody(v, h, f, rec)
+	}
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
 		rec.Envelope = EnvNone
