@@ -291,3 +291,30 @@ func (s *stack) startBinary(t *testing.T, bin, name string) *exec.Cmd {
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	return cmd
 }
+
+// TestRebalanceTwoConsumers: a second consumer joins the group mid-run and
+// the first leaves later; partitions move twice while events flow, and each
+// event is still stored once.
+func TestRebalanceTwoConsumers(t *testing.T) {
+	skipShort(t)
+	s := newStack(t, 4)
+	const n = 30000
+	ma, mb := ingest.NewMetrics(nil), ingest.NewMetrics(nil)
+	a := s.start(t, s.config(testLogger(t), ma))
+	prod := s.produceSlowly(t, goodEvents("rebalance", 0, n), 15*time.Second)
+	s.waitFor(t, 2*time.Minute, "rows from the first consumer", func(c counts) bool { return c.errors >= 3000 })
+	b := s.start(t, s.config(testLogger(t), mb))
+	waitUntil(t, 2*time.Minute, "the second consumer to get partitions", func() bool { return value(mb.RowsInserted) > 0 })
+	if err := a.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	prod.Wait()
+	s.waitFor(t, 4*time.Minute, "all events stored", func(c counts) bool { return c.errorIDs >= n })
+	if err := b.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	s.checkOnce(t, n, 0)
+	t.Logf("rows: first %v, second %v; rebalances seen: %v, %v; replays skipped: %v, %v",
+		value(ma.RowsInserted), value(mb.RowsInserted), value(ma.Rebalances), value(mb.Rebalances),
+		value(ma.Skipped.WithLabelValues("replayed")), value(mb.Skipped.WithLabelValues("replayed")))
+}

@@ -22,6 +22,7 @@ type Metrics struct {
 	InsertFailures   *prometheus.CounterVec // class
 	CommitErrors     prometheus.Counter
 	FetchErrors      prometheus.Counter
+	Rebalances       prometheus.Counter
 	LagMessages      prometheus.Gauge
 	LagSeconds       prometheus.Gauge
 	LastInsert       prometheus.Gauge
@@ -63,6 +64,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Kafka offset commits that failed (the next batch's commit covers them)."}),
 		FetchErrors: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "fetch_errors_total",
 			Help: "Errors returned by the Kafka consumer."}),
+		Rebalances: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "rebalances_total",
+			Help: "Consumer group rebalances seen (each makes ingest re-read its progress)."}),
 		LagMessages: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "consumer_lag_messages",
 			Help: "Messages in the assigned partitions after the last one fetched (high watermark minus next offset, summed)."}),
 		LagSeconds: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "consumer_lag_seconds",
@@ -90,7 +93,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	if reg != nil {
 		reg.MustRegister(m.Consumed, m.ConsumedBytes, m.Decoded, m.DeadLetter, m.Skipped, m.RowsInserted,
 			m.InsertDuration, m.BatchRows, m.BatchBytes, m.InsertRetries, m.InsertFailures,
-			m.CommitErrors, m.FetchErrors, m.LagMessages, m.LagSeconds, m.LastInsert,
+			m.CommitErrors, m.FetchErrors, m.Rebalances, m.LagMessages, m.LagSeconds, m.LastInsert,
 			m.PermanentFailure, m.Retention)
 	}
 	return m

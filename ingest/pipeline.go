@@ -142,9 +142,11 @@ type Pipeline struct {
 
 // partState is what the writer knows of one partition.
 type partState struct {
-	known bool  // progress read from ClickHouse since this partition was (re)seen
-	last  int64 // offset of the last message seen
-	floor int64 // highest offset known to be in ClickHouse or in an earlier row of this run
+	known  bool  // progress read from ClickHouse since this partition was (re)seen
+	last   int64 // offset of the last message seen
+	floor  int64 // highest offset known to be in ClickHouse or in an earlier row of this run
+	own    int64 // highest offset this process wrote (or queued in the batch in hand)
+	warned bool  // the stored progress was found beyond the log's end
 }
 
 type workerStats struct {
@@ -375,15 +377,22 @@ func (p *Pipeline) write(hard context.Context, b *batch) error {
 // offsets jump (a rebalance or a restart of the reader), at most once per
 // batch.
 func (p *Pipeline) filterReplays(hard context.Context, b *batch) error {
+	// kafka-go has no assignment callback; its rebalance counter (reset by
+	// each Stats call) tells that partitions may have moved, possibly to a
+	// member that wrote rows and could not commit: read progress again.
+	if p.r != nil {
+		if n := p.r.Stats().Rebalances; n > 0 {
+			p.m.Rebalances.Add(float64(n))
+			for _, st := range p.parts {
+				st.known = false
+			}
+		}
+	}
 	refreshed := false
 	skipped := 0
 	for i := range b.msgs {
 		m := &b.msgs[i]
-		st := p.parts[int32(m.Partition)]
-		if st == nil {
-			st = &partState{last: -2, floor: -1}
-			p.parts[int32(m.Partition)] = st
-		}
+		st := p.part(int32(m.Partition))
 		if (!st.known || m.Offset != st.last+1) && !refreshed {
 			if err := p.refreshProgress(hard); err != nil {
 				return err
@@ -395,11 +404,23 @@ func (p *Pipeline) filterReplays(hard context.Context, b *batch) error {
 		if cur, ok := b.maxOff[int32(m.Partition)]; !ok || m.Offset > cur {
 			b.maxOff[int32(m.Partition)] = m.Offset
 		}
+		if m.Offset <= st.floor && st.floor > st.own && m.HighWaterMark > 0 && st.floor >= m.HighWaterMark {
+			// ClickHouse holds offsets this log never reached: the topic was
+			// deleted and created again (or truncated). Skipping would drop
+			// every new message up to the old offsets; store them instead.
+			if !st.warned {
+				p.log.Error("stored progress is beyond the end of the partition (topic recreated?); ignoring it for this partition",
+					"partition", m.Partition, "stored", st.floor, "high_watermark", m.HighWaterMark)
+				st.warned = true
+			}
+			st.floor = st.own
+		}
 		if m.Offset <= st.floor {
 			skipped++
 			continue
 		}
 		st.floor = m.Offset
+		st.own = m.Offset
 		b.todo = append(b.todo, i)
 	}
 	if skipped > 0 {
@@ -409,6 +430,15 @@ func (p *Pipeline) filterReplays(hard context.Context, b *batch) error {
 	return nil
 }
 
+func (p *Pipeline) part(n int32) *partState {
+	st := p.parts[n]
+	if st == nil {
+		st = &partState{last: -2, floor: -1, own: -1}
+		p.parts[n] = st
+	}
+	return st
+}
+
 func (p *Pipeline) refreshProgress(hard context.Context) error {
 	for attempt := 0; ; attempt++ {
 		ctx, cancel := context.WithTimeout(hard, p.cfg.InsertTimeout)
@@ -416,11 +446,7 @@ func (p *Pipeline) refreshProgress(hard context.Context) error {
 		cancel()
 		if err == nil {
 			for part, off := range prog {
-				st := p.parts[part]
-				if st == nil {
-					st = &partState{last: -2, floor: -1}
-					p.parts[part] = st
-				}
+				st := p.part(part)
 				if off > st.floor {
 					st.floor = off
 				}
