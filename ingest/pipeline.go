@@ -214,6 +214,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		case <-hard.Done():
 			return
 		}
+		p.log.Info("stop requested: flushing the batch in hand, inserting and committing", "deadline", p.cfg.ShutdownTimeout)
 		t := time.NewTimer(p.cfg.ShutdownTimeout)
 		defer t.Stop()
 		select {

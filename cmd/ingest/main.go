@@ -389,6 +389,7 @@ func runIngest(args []string, stderr io.Writer) int {
 	}
 	log.Info("consuming; send SIGTERM or SIGINT to stop")
 	runErr := pipe.Run(ctx)
+	log.Info("pipeline stopped", "error", runErr)
 
 	// 6. Stop in reverse order, each step bounded.
 	done = phase(log, "closing Kafka reader")
