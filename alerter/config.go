@@ -66,6 +66,9 @@ type RetryConfig struct {
 	MinEarlyShare   float64       // of the retries that were given a delay
 	MinRotated      int64         // retries with a fresh messageId/idempotency key needed
 	MinRotatedShare float64       // of the retries carrying that id
+	// RotationMargin: an id first seen less than this after the window's
+	// start is not called rotated (its first attempt may precede the window).
+	RotationMargin time.Duration
 }
 
 // GatewayConfig defines "gateway mangling".
@@ -92,7 +95,7 @@ func DefaultConfig() Config {
 			RiseFactor: 3, RiseMinPerMin: 5, MaxOthersRisingShare: 0.5},
 		LimitTooLow: LimitTooLowConfig{RiseFactor: 3, MinPerMin: 5, MinCallers: 3, MinShare: 0.5},
 		Retry: RetryConfig{Window: 5 * time.Minute, MinEarly: 10, MinEarlyShare: 0.5,
-			MinRotated: 10, MinRotatedShare: 0.5},
+			MinRotated: 10, MinRotatedShare: 0.5, RotationMargin: time.Minute},
 		Gateway:   GatewayConfig{Window: 5 * time.Minute, MinMangled: 5, MinShare: 0.1},
 		Untyped:   UntypedConfig{MinCount: 20, MinShare: 0.5},
 		TopK:      20,
@@ -127,6 +130,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Retry.MinEarlyShare, "retry.min-early-share", c.Retry.MinEarlyShare, "retry storm: share of retries given a delay that came early")
 	fs.Int64Var(&c.Retry.MinRotated, "retry.min-rotated", c.Retry.MinRotated, "retry storm: retries with a fresh messageId/idempotency key needed")
 	fs.Float64Var(&c.Retry.MinRotatedShare, "retry.min-rotated-share", c.Retry.MinRotatedShare, "retry storm: share of retries with a fresh id")
+	fs.DurationVar(&c.Retry.RotationMargin, "retry.rotation-margin", c.Retry.RotationMargin, "retry storm: ids first seen within this of the window's start are not called rotated (their first attempt may precede the window)")
 
 	fs.DurationVar(&c.Gateway.Window, "gateway.window", c.Gateway.Window, "gateway mangling: window of raw rows examined")
 	fs.Int64Var(&c.Gateway.MinMangled, "gateway.min-mangled", c.Gateway.MinMangled, "gateway mangling: mangled agent/gateway pairs needed")
@@ -152,6 +156,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("window.baseline %v is shorter than window.bucket %v", c.Baseline, c.Bucket)
 	case c.Retry.Window <= 0 || c.Gateway.Window <= 0:
 		return fmt.Errorf("retry.window and gateway.window must be positive")
+	case c.Retry.RotationMargin < 0 || c.Retry.RotationMargin >= c.Retry.Window:
+		return fmt.Errorf("retry.rotation-margin %v: want 0 <= margin < retry.window %v", c.Retry.RotationMargin, c.Retry.Window)
 	case c.TopK < 0 || c.TopLimits < 1:
 		return fmt.Errorf("caller.top-k must be >= 0 and limit.top-k >= 1")
 	}

@@ -10,7 +10,7 @@ type Bucket struct {
 	Total         int64 // all error replies
 	Quota         int64 // kind = quota
 	Overload      int64 // kind = overload
-	Unknown       int64 // kind = unknown: no typed reason and no status that tells
+	Unknown       int64 // cannot tell quota from crash: typed = 0 and kind unknown or internal (bare 500, 502)
 	Untyped       int64 // typed = 0
 }
 

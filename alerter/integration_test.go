@@ -193,7 +193,14 @@ func seed(t *testing.T, conn driver.Conn, opts schema.Options, now time.Time) {
 	}
 	add(100, with(quota, "agent", "runaway", "caller", "caller-3"), recent)
 	// bare: 500s with nothing typed.
-	add(30, row{"agent": "bare", "caller": "c1", "kind": "unknown", "typed": 0, "http_status": 500}, recent)
+	// 25, not 30: 30 in a window of exactly 60 s is the runaway floor.
+	add(25, row{"agent": "bare", "caller": "c1", "kind": "unknown", "typed": 0, "http_status": 500}, recent)
+	// bare500: what parse really makes of a bare 500 (kind internal, typed 0);
+	// the e2e bare-500 scenario found the verdict blind to it. typed500: a
+	// typed internal error tells what failed, so it is not untyped.
+	add(25, row{"agent": "bare500", "caller": "c1", "kind": "internal", "typed": 0, "http_status": 500}, recent)
+	add(25, row{"agent": "typed500", "caller": "c1", "kind": "internal", "typed": 1, "http_status": 500,
+		"reason": "TOOL_ERROR"}, recent)
 	// retry: ignorer retries after 200 ms though told 5 s; rotator sends
 	// every retry with a new messageId and key; polite waits.
 	for m := 0; m < 15; m++ {
@@ -207,6 +214,16 @@ func seed(t *testing.T, conn driver.Conn, opts schema.Options, now time.Time) {
 		rows = append(rows, with(quota, "agent", "retry", "caller", "rotator",
 			"message_id", fmt.Sprintf("rot-%d", m), "idempotency_key_hash", uint64(1000+m),
 			"attempt", 2, "observed_at_ms", at(time.Duration(30+m)*time.Second)))
+		// finished: a polite caller whose traffic ended 4 minutes ago; its
+		// first attempts now lie just before the 5-minute retry window, its
+		// retries (same ids) just inside. Not rotation (found by the e2e
+		// scenarios: flagged minutes after a caller stopped).
+		id := fmt.Sprintf("fin-%d", m)
+		rows = append(rows,
+			with(quota, "agent", "retry-tail", "caller", "finished", "message_id", id, "idempotency_key_hash", uint64(2000+m),
+				"attempt", 1, "observed_at_ms", at(5*time.Minute+time.Duration(5+m)*time.Second)),
+			with(quota, "agent", "retry-tail", "caller", "finished", "message_id", id, "idempotency_key_hash", uint64(2000+m),
+				"attempt", 2, "observed_at_ms", at(5*time.Minute-time.Duration(20-m)*time.Second)))
 	}
 	// gw: the agent answers a typed 429, the gateway passes on a bare 502.
 	for i := 0; i < 10; i++ {
@@ -266,6 +283,10 @@ func TestVerdictsFromClickHouse(t *testing.T) {
 				`errtrail_alerter_limit_too_low{agent="quota-only"}`:                                                   1,
 				`errtrail_alerter_runaway_callers{agent="quota-only"}`:                                                 0,
 				`errtrail_alerter_untyped_errors{agent="bare"}`:                                                        1,
+				`errtrail_alerter_untyped_errors{agent="bare500"}`:                                                     1,
+				`errtrail_alerter_unknown_ratio{agent="bare500"}`:                                                      1,
+				`errtrail_alerter_untyped_errors{agent="typed500"}`:                                                    0,
+				`errtrail_alerter_unknown_ratio{agent="typed500"}`:                                                     0,
 				`errtrail_alerter_agent_overloaded{agent="bare"}`:                                                      0,
 				`errtrail_alerter_gateway_mangling{agent="gw"}`:                                                        1,
 				`errtrail_alerter_gateway_rewrites{agent="gw",agent_status="429",gateway_status="502"}`:                10,
@@ -289,7 +310,7 @@ func TestVerdictsFromClickHouse(t *testing.T) {
 				if strings.HasPrefix(k, "errtrail_alerter_caller_runaway{") && !strings.Contains(k, `caller="caller-3"`) {
 					t.Errorf("unexpected runaway series %s", k)
 				}
-				if strings.HasPrefix(k, "errtrail_alerter_caller_retry_storm{") && strings.Contains(k, "polite") {
+				if strings.HasPrefix(k, "errtrail_alerter_caller_retry_storm{") && (strings.Contains(k, "polite") || strings.Contains(k, "finished")) {
 					t.Errorf("polite caller flagged: %s", k)
 				}
 			}

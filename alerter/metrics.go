@@ -53,7 +53,7 @@ var (
 	dQRising    = desc("quota_rising_callers", "Callers whose quota rejections rose above their baseline.", "agent")
 	dLimitLow   = desc("limit_too_low", "Verdict: 1 when quota rejections rose across most callers (docs/alerting.md#limit-too-low).", "agent")
 	dUntypedR   = desc("untyped_ratio", "Share of the agent's replies in the window with no typed reason.", "agent")
-	dUnknownR   = desc("unknown_ratio", "Share of the agent's replies in the window of kind unknown (cannot tell quota from crash).", "agent")
+	dUnknownR   = desc("unknown_ratio", "Share of the agent's replies in the window that cannot tell quota from crash (untyped, kind unknown or internal: bare 500, 502).", "agent")
 	dUntyped    = desc("untyped_errors", "Verdict: 1 when most replies are untyped (docs/alerting.md#untyped-errors).", "agent")
 	dRunawayN   = desc("runaway_callers", "Number of the agent's callers flagged as runaway.", "agent")
 	dStormN     = desc("retry_storm_callers", "Number of the agent's callers flagged for a retry storm.", "agent")

@@ -26,6 +26,13 @@ var QueryNames = []string{QBuckets, QLimits, QRetries, QIdemKeys, QGateway, QOut
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// cannotTell selects the replies that cannot tell a quota from a crash (the
+// Bucket.Unknown count): no typed reason, and a kind that only says the
+// agent failed or nothing at all. parse decodes a bare 500, a JSON-RPC
+// -32603 without data and an untyped gRPC INTERNAL as kind internal, a bare
+// 502 as unknown; a bare 429 (quota) or 503 (overload) tells by its status.
+const cannotTell = "typed = 0 AND kind IN ('unknown', 'internal')"
+
 // Source reads an Input from ClickHouse. The SQL runs on ClickHouse 18.16
 // (no window functions: sequences are built with groupArray and arraySort)
 // and on current releases. Only integers and the validated database name are
@@ -54,10 +61,10 @@ func (s *Source) Gather(ctx context.Context, cfg *Config, now time.Time) (*Input
 	var bucketsSQL, limitsSQL string
 	if sp.Bucket == 60 {
 		bucketsSQL = fmt.Sprintf(`SELECT agent, caller, toUInt32(minute) AS b,
-    sum(n), sumIf(n, kind = 'quota'), sumIf(n, kind = 'overload'), sumIf(n, kind = 'unknown'), sumIf(n, typed = 0)
-FROM %s.errors_1m
-WHERE minute >= toDateTime(%d) AND minute <= toDateTime(%d)
-GROUP BY agent, caller, b`, db, sp.BaselineStart, sp.End)
+    sum(n), sumIf(n, kind = 'quota'), sumIf(n, kind = 'overload'), sumIf(n, %[2]s), sumIf(n, typed = 0)
+FROM %[1]s.errors_1m
+WHERE minute >= toDateTime(%[3]d) AND minute <= toDateTime(%[4]d)
+GROUP BY agent, caller, b`, db, cannotTell, sp.BaselineStart, sp.End)
 		limitsSQL = fmt.Sprintf(`SELECT agent, limit_name, sum(n)
 FROM %s.errors_1m
 WHERE minute >= toDateTime(%d) AND minute <= toDateTime(%d) AND kind = 'quota'
@@ -65,10 +72,10 @@ GROUP BY agent, limit_name`, db, sp.WindowStart, sp.End)
 	} else {
 		bucketsSQL = fmt.Sprintf(`SELECT agent, caller, toUInt32(intDiv(toUInt32(observed_at), %d) * %d) AS b,
     toUInt64(count()), toUInt64(countIf(kind = 'quota')), toUInt64(countIf(kind = 'overload')),
-    toUInt64(countIf(kind = 'unknown')), toUInt64(countIf(typed = 0))
+    toUInt64(countIf(%s)), toUInt64(countIf(typed = 0))
 FROM %s.errors
 WHERE observed_at >= toDateTime(%d) AND observed_at <= toDateTime(%d)
-GROUP BY agent, caller, b`, sp.Bucket, sp.Bucket, db, sp.BaselineStart, sp.End)
+GROUP BY agent, caller, b`, sp.Bucket, sp.Bucket, cannotTell, db, sp.BaselineStart, sp.End)
 		limitsSQL = fmt.Sprintf(`SELECT agent, limit_name, toUInt64(count())
 FROM %s.errors
 WHERE observed_at >= toDateTime(%d) AND observed_at <= toDateTime(%d) AND kind = 'quota'
@@ -109,8 +116,12 @@ GROUP BY agent, limit_name`, db, sp.WindowStart, sp.End)
 	// is "paired" when the previous reply gave a delay, and "early" when the
 	// next reply came sooner than that delay. A message_id whose lowest
 	// attempt in the window is > 1 was never sent as a first attempt: the
-	// caller rotated it on a retry.
+	// caller rotated it on a retry. Only ids first seen RotationMargin or
+	// more after the window's start count as rotated: the first attempt of a
+	// retry near the start may lie just before the window, and once a caller
+	// stops, those edge retries would otherwise become most of what is left.
 	retryFrom := now.Add(-cfg.Retry.Window).Unix()
+	freshFrom := retryFrom + int64(cfg.Retry.RotationMargin/time.Second)
 	retriesSQL := fmt.Sprintf(`SELECT agent, caller,
     toUInt64(sum(retries)), toUInt64(sum(paired)), toUInt64(sum(early)), toUInt64(sum(fresh))
 FROM
@@ -123,13 +134,13 @@ FROM
         arrayCount((p, n) -> tupleElement(n, 2) > tupleElement(p, 2) AND tupleElement(p, 3) >= 0
                 AND toInt64(tupleElement(n, 1)) - toInt64(tupleElement(p, 1)) < tupleElement(p, 3),
             arrayPopBack(ev), arrayPopFront(ev)) AS early,
-        if(min(attempt) > 1, 1, 0) AS fresh
+        if(min(attempt) > 1 AND min(observed_at) >= toDateTime(%d), 1, 0) AS fresh
     FROM %s.errors
     WHERE observed_at >= toDateTime(%d) AND observed_at <= toDateTime(%d) AND message_id != ''
     GROUP BY agent, caller, source_kind, source_id, message_id
     HAVING retries > 0
 )
-GROUP BY agent, caller`, db, retryFrom, sp.End)
+GROUP BY agent, caller`, freshFrom, db, retryFrom, sp.End)
 	retries := map[[2]string]*RetryStats{}
 	stats := func(agent, caller string) *RetryStats {
 		k := [2]string{agent, caller}
@@ -156,13 +167,14 @@ GROUP BY agent, caller`, db, retryFrom, sp.End)
 	idemSQL := fmt.Sprintf(`SELECT agent, caller, toUInt64(sum(retries)), toUInt64(sum(fresh))
 FROM
 (
-    SELECT agent, caller, countIf(attempt > 1) AS retries, if(min(attempt) > 1, 1, 0) AS fresh
+    SELECT agent, caller, countIf(attempt > 1) AS retries,
+        if(min(attempt) > 1 AND min(observed_at) >= toDateTime(%d), 1, 0) AS fresh
     FROM %s.errors
     WHERE observed_at >= toDateTime(%d) AND observed_at <= toDateTime(%d) AND idempotency_key_hash != 0
     GROUP BY agent, caller, source_kind, source_id, idempotency_key_hash
     HAVING retries > 0
 )
-GROUP BY agent, caller`, db, retryFrom, sp.End)
+GROUP BY agent, caller`, freshFrom, db, retryFrom, sp.End)
 	err = s.query(ctx, QIdemKeys, idemSQL, func(r driver.Rows) error {
 		var agent, caller string
 		var n, fresh uint64

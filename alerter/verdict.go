@@ -36,7 +36,8 @@ type AgentVerdict struct {
 	LimitTooLow        bool
 
 	// UntypedRatio is the share of replies with no typed reason (typed = 0);
-	// UnknownRatio the share of kind unknown (cannot tell quota from crash).
+	// UnknownRatio the share that cannot tell quota from crash (untyped and
+	// of kind unknown or internal: a bare 500 or 502, see Bucket.Unknown).
 	// Both are NaN when the agent had no replies in the window.
 	UntypedRatio float64
 	UnknownRatio float64
