@@ -127,17 +127,29 @@ type Pipeline struct {
 	running   atomic.Bool
 	failed    atomic.Pointer[PermanentError]
 
-	// writer state: touched only by the writer goroutine
+	// decode stage state: touched only by the decode goroutine
+	parts map[int32]*partState
+	win   *window
+	decs  []*parse.Decoder
+	recs  []parse.Record
+	keep  []bool
+	stats []workerStats
+
+	// insert stage state: touched only by the insert goroutine
 	ledger Ledger
-	parts  map[int32]*partState
-	win    *window
-	decs   []*parse.Decoder
-	recs   []parse.Record
-	cols   []*columns
-	keep   []bool
-	stats  []workerStats
-	used   int // workers used by the current batch
 	lag    map[int32]int64
+}
+
+// slot is a decoded batch on its way to ClickHouse: the batch and the
+// workers' column buffers. Two slots exist, so the next batch is decoded
+// while this one is inserted; the buffers are reused when the slot returns.
+type slot struct {
+	b      *batch
+	cols   []*columns
+	used   int // workers used by this batch
+	rows   int
+	maxObs int64
+	token  string
 }
 
 // partState is what the writer knows of one partition.
@@ -176,7 +188,6 @@ func New(cfg Config, r *kafka.Reader, conn driver.Conn) (*Pipeline, error) {
 	}
 	for i := 0; i < cfg.Workers; i++ {
 		p.decs = append(p.decs, parse.NewDecoder(cfg.Decoder))
-		p.cols = append(p.cols, &columns{})
 		p.stats = append(p.stats, workerStats{dead: map[parse.ErrReason]int{}})
 	}
 	p.recs = make([]parse.Record, cfg.Workers)
@@ -228,21 +239,37 @@ func (p *Pipeline) Run(ctx context.Context) error {
 
 	msgs := make(chan kafka.Message, 1024)
 	batches := make(chan *batch, 1)
-	free := make(chan *batch, 3) // at most three batches exist: bounded memory
+	free := make(chan *batch, 4) // filling, queued, decoding, inserting: bounded memory
 	for i := 0; i < cap(free); i++ {
 		free <- newBatch()
 	}
+	slots := make(chan *slot, 2)
+	for i := 0; i < cap(slots); i++ {
+		s := &slot{}
+		for w := 0; w < p.cfg.Workers; w++ {
+			s.cols = append(s.cols, &columns{})
+		}
+		slots <- s
+	}
+	decoded := make(chan *slot, 1)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); p.fetch(fetchCtx, msgs) }()
 	go func() { defer wg.Done(); p.batchLoop(hard, msgs, batches, free) }()
+	decodeDone := make(chan error, 1)
+	go func() { decodeDone <- p.decodeLoop(hard, batches, decoded, slots) }()
 	if p.cfg.Retain != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); p.retainLoop(fetchCtx) }()
 	}
 
-	err := p.writeLoop(hard, batches, free)
+	err := p.insertLoop(hard, decoded, slots, free)
 	var perm *PermanentError
+	if err == nil {
+		// decoded is closed: the decode stage ended, maybe on its own error.
+		err = <-decodeDone
+		decodeDone = nil
+	}
 	if errors.As(err, &perm) {
 		stopFetch()
 		p.failed.Store(perm)
@@ -252,6 +279,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		<-ctx.Done()
 	}
 	cancelHard()
+	if decodeDone != nil {
+		<-decodeDone
+	}
 	wg.Wait()
 	return err
 }
@@ -334,41 +364,58 @@ func (p *Pipeline) batchLoop(hard context.Context, in <-chan kafka.Message, out 
 	}
 }
 
-func (p *Pipeline) writeLoop(hard context.Context, in <-chan *batch, free chan<- *batch) error {
+// decodeLoop filters replays, decodes and drops re-sends, batch after
+// batch, into free slots; it runs while the insert stage writes the previous
+// slot. It closes out when in is closed or on error.
+func (p *Pipeline) decodeLoop(hard context.Context, in <-chan *batch, out chan<- *slot, free <-chan *slot) error {
+	defer close(out)
 	for b := range in {
-		if err := p.write(hard, b); err != nil {
+		var s *slot
+		select {
+		case s = <-free:
+		case <-hard.Done():
+			return hard.Err()
+		}
+		s.b = b
+		if err := p.filterReplays(hard, b); err != nil {
 			return err
 		}
-		b.reset()
-		free <- b
+		p.decode(s, time.Now())
+		p.dedupAndCount(s)
+		s.token = p.token(b)
+		select {
+		case out <- s:
+		case <-hard.Done():
+			return hard.Err()
+		}
 	}
 	return nil
 }
 
-// write filters replays, decodes, drops re-sends, inserts with retries and
-// commits one batch.
-func (p *Pipeline) write(hard context.Context, b *batch) error {
-	if err := p.filterReplays(hard, b); err != nil {
-		return err
-	}
-	now := time.Now()
-	p.decode(b, now)
-	rows, maxObs := p.dedupAndCount()
-
-	seq := p.ledger.Open(b.maxOff)
-	if rows > 0 {
-		if err := p.insert(hard, rows, p.token(b)); err != nil {
-			return err
+// insertLoop writes decoded slots in order, one insert at a time, and
+// commits each after its insert succeeded.
+func (p *Pipeline) insertLoop(hard context.Context, in <-chan *slot, freeSlots chan<- *slot, freeBatches chan<- *batch) error {
+	for s := range in {
+		b := s.b
+		seq := p.ledger.Open(b.maxOff)
+		if s.rows > 0 {
+			if err := p.insert(hard, s); err != nil {
+				return err
+			}
+			p.m.RowsInserted.Add(float64(s.rows))
+			p.m.BatchRows.Observe(float64(s.rows))
+			p.m.BatchBytes.Observe(float64(b.bytes))
+			p.m.LastInsert.SetToCurrentTime()
 		}
-		p.m.RowsInserted.Add(float64(rows))
-		p.m.BatchRows.Observe(float64(rows))
-		p.m.BatchBytes.Observe(float64(b.bytes))
-		p.m.LastInsert.SetToCurrentTime()
-	}
-	p.commit(hard, p.ledger.Written(seq))
-	p.updateLag(b, maxObs)
-	if p.cfg.OnBatchDone != nil {
-		p.cfg.OnBatchDone(rows)
+		p.commit(hard, p.ledger.Written(seq))
+		p.updateLag(b, s.maxObs)
+		if p.cfg.OnBatchDone != nil {
+			p.cfg.OnBatchDone(s.rows)
+		}
+		b.reset()
+		s.b = nil
+		freeBatches <- b
+		freeSlots <- s
 	}
 	return nil
 }
@@ -482,7 +529,8 @@ func kafkaHeaders(h []kafka.Header) []parse.MsgHeader {
 // decode fills the worker column buffers from b.todo, split into contiguous
 // chunks (one per worker) so that concatenating the workers in order keeps
 // the order of every partition.
-func (p *Pipeline) decode(b *batch, now time.Time) {
+func (p *Pipeline) decode(s *slot, now time.Time) {
+	b := s.b
 	n := len(b.todo)
 	w := p.cfg.Workers
 	if n < 1024 {
@@ -491,7 +539,7 @@ func (p *Pipeline) decode(b *batch, now time.Time) {
 	if w > n {
 		w = max(n, 1)
 	}
-	p.used = w
+	s.used = w
 	chunk := (n + w - 1) / w
 	var wg sync.WaitGroup
 	for i := 0; i < w; i++ {
@@ -499,14 +547,14 @@ func (p *Pipeline) decode(b *batch, now time.Time) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.decodeChunk(i, b, b.todo[lo:hi], now.Unix())
+			p.decodeChunk(i, s.cols[i], b, b.todo[lo:hi], now.Unix())
 		}()
 	}
 	wg.Wait()
 }
 
-func (p *Pipeline) decodeChunk(w int, b *batch, idx []int, ingested int64) {
-	cols, dec, rec, st := p.cols[w], p.decs[w], &p.recs[w], &p.stats[w]
+func (p *Pipeline) decodeChunk(w int, cols *columns, b *batch, idx []int, ingested int64) {
+	dec, rec, st := p.decs[w], &p.recs[w], &p.stats[w]
 	cols.reset()
 	st.decoded, st.maxObs = 0, 0
 	clear(st.dead)
@@ -541,10 +589,11 @@ func (p *Pipeline) decodeChunk(w int, b *batch, idx []int, ingested int64) {
 
 // dedupAndCount drops rows whose producer event_id is in the window (the
 // first copy wins, in partition order), and accounts the batch's metrics.
-func (p *Pipeline) dedupAndCount() (rows int, maxObs int64) {
+func (p *Pipeline) dedupAndCount(s *slot) {
 	resent := 0
-	for w := 0; w < p.used; w++ {
-		c := p.cols[w]
+	s.rows, s.maxObs = 0, 0
+	for w := 0; w < s.used; w++ {
+		c := s.cols[w]
 		if cap(p.keep) < c.n {
 			p.keep = make([]bool, c.n)
 		}
@@ -559,31 +608,31 @@ func (p *Pipeline) dedupAndCount() (rows int, maxObs int64) {
 			c.keepOnly(keep)
 			resent += before - c.n
 		}
-		rows += c.n
+		s.rows += c.n
 		st := &p.stats[w]
 		p.m.Decoded.Add(float64(st.decoded))
 		for r, n := range st.dead {
 			p.m.DeadLetter.WithLabelValues(string(r)).Add(float64(n))
 		}
-		maxObs = max(maxObs, st.maxObs)
+		s.maxObs = max(s.maxObs, st.maxObs)
 	}
 	if resent > 0 {
 		p.m.Skipped.WithLabelValues("resent").Add(float64(resent))
 	}
-	return rows, maxObs
 }
 
 // insert writes the worker buffers with one INSERT, retrying transient
 // errors forever (a clickhouse-go batch cannot be re-sent, so each attempt
 // builds a new one from the buffers, which stay untouched).
-func (p *Pipeline) insert(hard context.Context, rows int, token string) error {
+func (p *Pipeline) insert(hard context.Context, s *slot) error {
+	rows := s.rows
 	var settings map[string]any
 	if p.cfg.InsertSettings != nil {
-		settings = p.cfg.InsertSettings(token)
+		settings = p.cfg.InsertSettings(s.token)
 	}
 	for attempt := 0; ; attempt++ {
 		start := time.Now()
-		err := p.insertOnce(hard, settings)
+		err := p.insertOnce(hard, s, settings)
 		if err == nil {
 			p.m.InsertDuration.Observe(time.Since(start).Seconds())
 			if attempt > 0 {
@@ -609,7 +658,7 @@ func (p *Pipeline) insert(hard context.Context, rows int, token string) error {
 	}
 }
 
-func (p *Pipeline) insertOnce(hard context.Context, settings map[string]any) error {
+func (p *Pipeline) insertOnce(hard context.Context, s *slot, settings map[string]any) error {
 	ctx, cancel := context.WithTimeout(hard, p.cfg.InsertTimeout)
 	defer cancel()
 	if settings != nil {
@@ -619,8 +668,8 @@ func (p *Pipeline) insertOnce(hard context.Context, settings map[string]any) err
 	if err != nil {
 		return err
 	}
-	for w := 0; w < p.used; w++ {
-		if err := p.cols[w].appendTo(bt); err != nil {
+	for w := 0; w < s.used; w++ {
+		if err := s.cols[w].appendTo(bt); err != nil {
 			_ = bt.Abort()
 			return err
 		}
