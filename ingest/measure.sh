@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# ingest/measure.sh: throughput and CPU per event of cmd/ingest on the local
+# stack (scripts/stack up), with the load tool's flood of realistic events.
+#
+#   ingest/measure.sh [EVENTS]      default 1000000
+#
+# Two runs, each on a fresh topic and a fresh database:
+#   catch-up   EVENTS are produced first, then ingest starts and drains them;
+#   sustained  ingest runs first, then loadgen floods EVENTS as fast as it can
+#              (producer, ingest, Kafka and ClickHouse share the machine).
+# Each prints events/s (first fetch to last row acknowledged by ClickHouse,
+# read from ingest's own rows_inserted_total) and the ingest process's CPU
+# seconds (user+sys from /proc) per event.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+N="${1:-1000000}"
+set -a
+# shellcheck source=/dev/null
+. "${ERRTRAIL_STACK_DIR:-$PWD/.stack}/env"
+set +a
+PORT="${ERRTRAIL_MEASURE_PORT:-19199}"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/ingest" ./cmd/ingest
+go build -o "$tmp/loadgen" ./cmd/loadgen
+TCK="$(getconf CLK_TCK)"
+
+rows() { curl -sf "http://127.0.0.1:$PORT/metrics" | awk '/^errtrail_ingest_rows_inserted_total /{printf "%d", $2}'; }
+cpu() { awk -v t="$TCK" '{printf "%.2f", ($14+$15)/t}' "/proc/$1/stat"; }
+flood() { "$tmp/loadgen" flood --events "$N" --kafka.topic "$1" --progress 0 >"$tmp/loadgen.log" 2>&1; }
+start_ingest() {
+	"$tmp/ingest" run --kafka.topic "$1" --kafka.group "measure-$1" --clickhouse.database "$2" \
+		--http.listen-address "127.0.0.1:$PORT" 2>"$tmp/ingest.log" &
+	PID=$!
+	until curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null; do sleep 0.2; done
+}
+wait_rows() {
+	local n=0
+	until ((n >= N)); do
+		sleep 0.2
+		n="$(rows || echo 0)"
+		n="${n:-0}"
+	done
+}
+stop_ingest() { kill -TERM "$PID" && wait "$PID"; }
+report() { # name t0 t1 cpu0 cpu1
+	awk -v name="$1" -v n="$N" -v t0="$2" -v t1="$3" -v c0="$4" -v c1="$5" 'BEGIN {
+		printf "%-10s %d events in %.1f s: %.0f events/s; ingest CPU %.1f s = %.2f us/event\n",
+			name, n, t1-t0, n/(t1-t0), c1-c0, (c1-c0)*1e6/n }'
+}
+id="$(date +%s)"
+
+# catch-up
+topic="measure.catchup.$id" db="errtrail_measure_c$id"
+flood "$topic"
+start_ingest "$topic" "$db"
+t0="$(date +%s.%N)" c0="$(cpu "$PID")"
+wait_rows
+t1="$(date +%s.%N)" c1="$(cpu "$PID")"
+stop_ingest
+report catch-up "$t0" "$t1" "$c0" "$c1"
+
+# sustained
+topic="measure.sustained.$id" db="errtrail_measure_s$id"
+"$tmp/loadgen" flood --events 1 --kafka.topic "$topic" --progress 0 >/dev/null 2>&1 # create the topic
+N=$((N + 1))
+start_ingest "$topic" "$db"
+sleep 3 # joined the group
+t0="$(date +%s.%N)" c0="$(cpu "$PID")"
+N=$((N - 1)) flood "$topic"
+wait_rows
+t1="$(date +%s.%N)" c1="$(cpu "$PID")"
+stop_ingest
+report sustained "$t0" "$t1" "$c0" "$c1"
+echo "(databases $db and errtrail_measure_c$id and topics measure.*.$id are left for inspection)"
