@@ -17,8 +17,9 @@
 //
 // Memory: a batch's messages, its column buffers and the string arena behind
 // them are reused from batch to batch. Strings in the column buffers are
-// borrowed from the arena and die when the batch is recycled (after its
-// insert succeeded); nothing outside the writer goroutine sees them.
+// borrowed from the arena and die when the buffers are recycled (after the
+// batch's insert succeeded); only the decode stage that fills them and the
+// insert stage that sends them see them, one after the other.
 //
 // Failure: transient ClickHouse errors are retried forever with capped,
 // jittered backoff while fetching stops (bounded memory); permanent errors

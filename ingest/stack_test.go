@@ -239,7 +239,21 @@ func (c counts) String() string {
 		c.errors, c.errorIDs, c.dead, c.deadIDs, c.landed)
 }
 
-func (s *stack) counts(t *testing.T) (counts, error) {
+// counts reads what ClickHouse holds, retrying a few times: after a server
+// restart the pool may hand out a dead connection once.
+func (s *stack) counts(t *testing.T) (c counts, err error) {
+	t.Helper()
+	for i := 0; i < 5; i++ {
+		if c, err = s.countsOnce(t); err == nil {
+			return c, nil
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	t.Logf("counts: %v", err)
+	return c, err
+}
+
+func (s *stack) countsOnce(t *testing.T) (counts, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
