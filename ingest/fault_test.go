@@ -320,7 +320,7 @@ func TestRebalanceTwoConsumers(t *testing.T) {
 	const n = 30000
 	ma, mb := ingest.NewMetrics(nil), ingest.NewMetrics(nil)
 	a := s.start(t, s.config(testLogger(t), ma))
-	prod := s.produceSlowly(t, goodEvents("rebalance", 0, n), 15*time.Second)
+	prod := s.produceSlowly(t, goodEvents("rebalance", 0, n), 30*time.Second)
 	s.waitFor(t, 2*time.Minute, "rows from the first consumer", func(c counts) bool { return c.errors >= 3000 })
 	b := s.start(t, s.config(testLogger(t), mb))
 	waitUntil(t, 2*time.Minute, "the second consumer to get partitions", func() bool { return value(mb.RowsInserted) > 0 })

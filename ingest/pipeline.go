@@ -120,8 +120,8 @@ type Pipeline struct {
 	conn driver.Conn
 	m    *Metrics
 	log  *slog.Logger
-	bad  *rateLog // bad input
-	warn *rateLog // retries, commits
+	bad  *LogLimiter // bad input
+	warn *LogLimiter // retries, commits
 
 	insertSQL string
 	running   atomic.Bool
@@ -179,8 +179,8 @@ func New(cfg Config, r *kafka.Reader, conn driver.Conn) (*Pipeline, error) {
 	}
 	p := &Pipeline{
 		cfg: cfg, r: r, conn: conn, m: cfg.Metrics, log: cfg.Logger,
-		bad:       newRateLog(cfg.Logger, 10, 10*time.Second),
-		warn:      newRateLog(cfg.Logger, 5, 10*time.Second),
+		bad:       NewLogLimiter(cfg.Logger, 10, 10*time.Second),
+		warn:      NewLogLimiter(cfg.Logger, 5, 10*time.Second),
 		insertSQL: "INSERT INTO " + cfg.Table + " (" + strings.Join(LandingColumns, ", ") + ")",
 		parts:     map[int32]*partState{},
 		win:       newWindow(cfg.DedupWindow),

@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// rateLog lets through at most burst log lines per interval and then
+// LogLimiter lets through at most burst log lines per interval and then
 // summarises how many it dropped. Bad input can arrive at 100k msgs/s; the
 // counters and dead_letter hold every case, the log only samples them.
-type rateLog struct {
+type LogLimiter struct {
 	log      *slog.Logger
 	interval time.Duration
 	burst    int
@@ -21,12 +21,14 @@ type rateLog struct {
 	suppressed int
 }
 
-func newRateLog(l *slog.Logger, burst int, interval time.Duration) *rateLog {
-	return &rateLog{log: l, burst: burst, interval: interval}
+// NewLogLimiter returns a LogLimiter writing at most burst lines per
+// interval to l.
+func NewLogLimiter(l *slog.Logger, burst int, interval time.Duration) *LogLimiter {
+	return &LogLimiter{log: l, burst: burst, interval: interval}
 }
 
 // Log writes the line unless the budget of this interval is spent.
-func (r *rateLog) Log(level slog.Level, msg string, args ...any) {
+func (r *LogLimiter) Log(level slog.Level, msg string, args ...any) {
 	now := time.Now()
 	r.mu.Lock()
 	if now.Sub(r.start) >= r.interval {

@@ -338,6 +338,7 @@ func runIngest(args []string, stderr io.Writer) int {
 		log.Error("kafka", "error", err)
 		return 1
 	}
+	kafkaLog := ingest.NewLogLimiter(log, 5, 10*time.Second) // a broker outage repeats errors every second
 	reader := kafka.NewReader(kafka.ReaderConfig{
 		Brokers:        splitList(*o.brokers),
 		GroupID:        *o.group,
@@ -350,7 +351,7 @@ func runIngest(args []string, stderr io.Writer) int {
 		StartOffset:    kafka.FirstOffset,
 		SessionTimeout: *o.sessionTimeout,
 		CommitInterval: 0, // synchronous: ingest commits once per batch, after the insert
-		ErrorLogger:    kafka.LoggerFunc(func(f string, a ...any) { log.Warn("kafka: " + fmt.Sprintf(f, a...)) }),
+		ErrorLogger:    kafka.LoggerFunc(func(f string, a ...any) { kafkaLog.Log(slog.LevelWarn, "kafka: "+fmt.Sprintf(f, a...)) }),
 	})
 	done()
 
