@@ -337,3 +337,41 @@ func TestRebalanceTwoConsumers(t *testing.T) {
 		value(ma.RowsInserted), value(mb.RowsInserted), value(ma.Rebalances), value(mb.Rebalances),
 		value(ma.Skipped.WithLabelValues("replayed")), value(mb.Skipped.WithLabelValues("replayed")))
 }
+
+// TestShutdownDeadlineWhileClickHouseDown: a stop signal while the insert in
+// hand cannot succeed must not hang: Run gives up at ShutdownTimeout without
+// committing, and the next run stores those events once.
+func TestShutdownDeadlineWhileClickHouseDown(t *testing.T) {
+	skipShort(t)
+	s := newStack(t, 2)
+	m := ingest.NewMetrics(nil)
+	cfg := s.config(testLogger(t), m)
+	cfg.ShutdownTimeout = 3 * time.Second
+	run := s.start(t, cfg)
+	s.produce(t, goodEvents("deadline", 0, 1000))
+	s.waitFor(t, 2*time.Minute, "first rows", func(c counts) bool { return c.errors >= 1000 })
+
+	stackCmd(t, "stop-clickhouse")
+	restarted := false
+	defer func() {
+		if !restarted {
+			stackCmd(t, "start-clickhouse")
+		}
+	}()
+	s.produce(t, goodEvents("deadline", 1000, 1000))
+	waitUntil(t, time.Minute, "an insert retry", func() bool { return value(m.InsertRetries.WithLabelValues("network")) > 0 })
+	err := run.stop(t) // fails the test if Run does not return within 2 minutes
+	if err == nil {
+		t.Fatal("Run returned nil although the last batch could not be inserted")
+	}
+	t.Logf("Run after the deadline: %v", err)
+
+	stackCmd(t, "start-clickhouse")
+	restarted = true
+	run = s.start(t, s.config(testLogger(t), ingest.NewMetrics(nil)))
+	s.waitFor(t, 3*time.Minute, "all events stored", func(c counts) bool { return c.errorIDs >= 2000 })
+	if err := run.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	s.checkOnce(t, 2000, 0)
+}

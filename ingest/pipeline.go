@@ -58,7 +58,6 @@ type Config struct {
 	RetainEvery time.Duration
 	Logger      *slog.Logger
 	Metrics     *Metrics
-	OnBatchDone func(rows int) // test hook: called after each written batch
 }
 
 func (c *Config) defaults() {
@@ -409,9 +408,6 @@ func (p *Pipeline) insertLoop(hard context.Context, in <-chan *slot, freeSlots c
 		}
 		p.commit(hard, p.ledger.Written(seq))
 		p.updateLag(b, s.maxObs)
-		if p.cfg.OnBatchDone != nil {
-			p.cfg.OnBatchDone(s.rows)
-		}
 		b.reset()
 		s.b = nil
 		freeBatches <- b
