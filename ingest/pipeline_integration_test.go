@@ -9,6 +9,7 @@ import (
 	"github.com/errtrail/errtrail/ingest"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/segmentio/kafka-go"
 )
 
 func testLogger(t *testing.T) *slog.Logger {
@@ -50,6 +51,9 @@ func TestIngestEndToEnd(t *testing.T) {
 		t.Errorf("last_insert_success_timestamp_seconds = %v", got)
 	}
 
+	// The group's committed offsets reached the end of every partition.
+	checkCommittedToEnd(t, s, 4)
+
 	// Replay: rewinding the group's offsets must write nothing twice. A new
 	// group starts from the first offset; progress filters every message.
 	s.group += "-replay"
@@ -84,4 +88,37 @@ func value(m prometheus.Metric) float64 {
 		return pb.Counter.GetValue()
 	}
 	return pb.Gauge.GetValue()
+}
+
+// checkCommittedToEnd asserts the group committed, for every partition, the
+// offset after the last message (commit = highest written + 1).
+func checkCommittedToEnd(t *testing.T, s *stack, partitions int) {
+	t.Helper()
+	client := &kafka.Client{Addr: kafka.TCP(s.brokers...), Timeout: 10 * time.Second}
+	parts := make([]int, partitions)
+	offReq := map[string][]kafka.OffsetRequest{}
+	for i := range parts {
+		parts[i] = i
+		offReq[s.topic] = append(offReq[s.topic], kafka.LastOffsetOf(i))
+	}
+	ends, err := client.ListOffsets(t.Context(), &kafka.ListOffsetsRequest{Topics: offReq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := map[int]int64{}
+	for _, p := range ends.Topics[s.topic] {
+		end[p.Partition] = p.LastOffset
+	}
+	res, err := client.OffsetFetch(t.Context(), &kafka.OffsetFetchRequest{GroupID: s.group, Topics: map[string][]int{s.topic: parts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Topics[s.topic]) != partitions || len(end) != partitions {
+		t.Fatalf("offsets of %d partitions, ends of %d; want %d", len(res.Topics[s.topic]), len(end), partitions)
+	}
+	for _, p := range res.Topics[s.topic] {
+		if p.CommittedOffset != end[p.Partition] || p.CommittedOffset <= 0 {
+			t.Errorf("partition %d: committed %d; want the end of the log %d", p.Partition, p.CommittedOffset, end[p.Partition])
+		}
+	}
 }
