@@ -171,9 +171,9 @@ func TestMeasureQueryCost(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ingest migrate: %v\n%s", err, out)
 		}
-		t.Cleanup(func() {
+		t.Cleanup(func() { // r.conn: conn is closed by then
 			if os.Getenv("ERRTRAIL_KEEP_TEST_DATA") == "" {
-				_ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+db)
+				_ = r.conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+db)
 			}
 		})
 
