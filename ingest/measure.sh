@@ -27,7 +27,7 @@ TCK="$(getconf CLK_TCK)"
 
 rows() { curl -sf "http://127.0.0.1:$PORT/metrics" | awk '/^errtrail_ingest_rows_inserted_total /{printf "%d", $2}'; }
 cpu() { awk -v t="$TCK" '{printf "%.2f", ($14+$15)/t}' "/proc/$1/stat"; }
-flood() { "$tmp/loadgen" flood --events "$N" --kafka.topic "$1" --progress 0 >"$tmp/loadgen.log" 2>&1; }
+flood() { "$tmp/loadgen" flood --events "$N" --kafka.topic "$1" --progress 0 ${LOADGEN_FLAGS:-} >"$tmp/loadgen.log" 2>&1; }
 start_ingest() {
 	"$tmp/ingest" run --kafka.topic "$1" --kafka.group "measure-$1" --clickhouse.database "$2" \
 		--http.listen-address "127.0.0.1:$PORT" 2>"$tmp/ingest.log" &

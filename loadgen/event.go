@@ -1,6 +1,17 @@
 package loadgen
 
-import "strconv"
+import (
+	"encoding/json"
+	"hash/fnv"
+	"strconv"
+)
+
+// Body forms of the event contract (Config.BodyForm).
+const (
+	BodyString = "string" // reply.body: the body as UTF-8 text (default)
+	BodyJSON   = "json"   // reply.body_json: a JSON body embedded as JSON
+	BodyMixed  = "mixed"  // half of the events each way, chosen by event id
+)
 
 // event is one observation of one reply, as published (docs/event-contract.md).
 type event struct {
@@ -17,8 +28,9 @@ type event struct {
 // appendEvent writes the event JSON (contract v1). Every member the contract
 // requires is always written: v, observed_at, and for HTTP replies
 // reply.http_status, for gRPC replies reply.grpc.status; the body is sent as
-// reply.body (UTF-8 text) when there is one.
-func appendEvent(b []byte, e *event) []byte {
+// reply.body (UTF-8 text) when there is one, or as reply.body_json when form
+// asks for it and the body is JSON.
+func appendEvent(b []byte, e *event, form string) []byte {
 	q := e.req
 	b = append(b, `{"v":1,"event_id":`...)
 	b = appendJSONString(b, e.id)
@@ -68,8 +80,13 @@ func appendEvent(b []byte, e *event) []byte {
 		b = append(b, '}')
 	}
 	if r.body != nil || r.binding != "grpc" {
-		b = append(b, `,"body":`...)
-		b = appendJSONString(b, string(r.body))
+		if embedJSON(form, e.id, r.body) {
+			b = append(b, `,"body_json":`...)
+			b = append(b, r.body...)
+		} else {
+			b = append(b, `,"body":`...)
+			b = appendJSONString(b, string(r.body))
+		}
 	}
 	return append(b, `}}`...)
 }
@@ -85,4 +102,20 @@ func appendHeaders(b []byte, h [][2]string) []byte {
 		b = appendJSONString(b, kv[1])
 	}
 	return append(b, '}')
+}
+
+// embedJSON decides whether a body goes out as body_json.
+func embedJSON(form, id string, body []byte) bool {
+	switch form {
+	case BodyJSON:
+	case BodyMixed:
+		h := fnv.New32a()
+		h.Write([]byte(id))
+		if h.Sum32()%2 == 0 {
+			return false
+		}
+	default:
+		return false
+	}
+	return len(body) > 0 && json.Valid(body)
 }

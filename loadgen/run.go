@@ -63,6 +63,9 @@ type Config struct {
 	BatchSize   int   // kafka-go Writer.BatchSize (default 1000)
 	MaxInFlight int64 // messages handed to the writer and not yet acknowledged (default 200000)
 	Compression bool  // lz4 (default on through NewConfig / the command)
+	// BodyForm is how reply bodies are written: BodyString (default),
+	// BodyJSON (JSON bodies embedded as reply.body_json) or BodyMixed.
+	BodyForm string
 }
 
 type msgMeta struct {
@@ -256,7 +259,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if e.ev != nil {
 			ms := s.clock(e.at).UnixMilli()
 			e.ev.observedMS = ms
-			m.Value = appendEvent(make([]byte, 0, 1024), e.ev)
+			m.Value = appendEvent(make([]byte, 0, 1024), e.ev, cfg.BodyForm)
 			m.WriterData = &msgMeta{agent: e.ev.req.agent.Name, caller: e.ev.req.caller, kind: e.ev.kind,
 				source: e.ev.sourceKind, id: e.ev.id, observedMS: ms}
 		} else {

@@ -86,6 +86,7 @@ func run(ctx context.Context, cmd string, args []string) error {
 	manifest := fs.String("manifest", "", "write a JSON manifest of what was produced to this file")
 	out := fs.String("out", "", "write messages to this file ('-': stdout) instead of Kafka, one per line")
 	every := fs.Duration("progress", 2*time.Second, "progress line interval (0: none)")
+	bodyForm := fs.String("body-form", "string", "how reply bodies are published: string (reply.body), json (JSON bodies as reply.body_json) or mixed")
 	noCompress := fs.Bool("no-compress", false, "do not compress Kafka batches (lz4 by default; the over-1-MiB poison then needs a broker with message.max.bytes above it)")
 	batch := fs.Int("batch", 1000, "kafka-go writer batch size")
 	events := fs.Int64("events", 1_000_000, "flood: messages to send")
@@ -108,7 +109,12 @@ func run(ctx context.Context, cmd string, args []string) error {
 	cfg := loadgen.Config{
 		Brokers: strings.Split(*brokers, ","), Topic: *topic, Speed: *speed, Clock: *clock,
 		MaxEvents: *maxEvents, Duration: *duration, Scale: *scale, Progress: os.Stderr,
-		ProgressEvery: *every, Compression: !*noCompress, BatchSize: *batch,
+		ProgressEvery: *every, Compression: !*noCompress, BatchSize: *batch, BodyForm: *bodyForm,
+	}
+	switch *bodyForm {
+	case loadgen.BodyString, loadgen.BodyJSON, loadgen.BodyMixed:
+	default:
+		return fmt.Errorf("--body-form must be string, json or mixed, not %q", *bodyForm)
 	}
 	if *every <= 0 {
 		cfg.Progress = nil
