@@ -91,7 +91,9 @@ func TestMeasureLookup(t *testing.T) {
 			}
 		}
 		slices.Sort(times)
-		p := func(q float64) time.Duration { return times[int(q*float64(len(times)-1))].Round(100 * time.Microsecond) }
+		p := func(q float64) time.Duration {
+			return times[int(q*float64(len(times)-1))].Round(100 * time.Microsecond)
+		}
 		t.Logf("ClickHouse %s, %d rows: lookup by %s over %d ids: p50 %s, p90 %s, p99 %s, max %s (%d without exactly one row)",
 			version, rows, kind, len(times), p(0.50), p(0.90), p(0.99), times[len(times)-1].Round(100*time.Microsecond), misses)
 		if misses > 0 {
