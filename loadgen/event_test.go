@@ -57,7 +57,7 @@ func checkEvent(t *testing.T, b []byte) map[string]any {
 		}
 		tr, _ := g["trailers"].(map[string]any)
 		if bin, ok := tr["grpc-status-details-bin"].(string); ok {
-			raw, err := base64.StdEncoding.DecodeString(bin)
+			raw, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(bin, "=")) // grpc-go sends it unpadded
 			if err != nil || len(raw) < 4 || raw[0] != 0x08 || int64(raw[1]) != st {
 				fail("grpc-status-details-bin does not decode to a Status with code %d: %v", st, err)
 			}
