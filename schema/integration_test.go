@@ -355,9 +355,19 @@ func TestRetainDropsOldPartitions(t *testing.T) {
 	for _, d := range dropped {
 		byTable[d.Table]++
 	}
-	// errors and error_lookup lose the 40- and 120-day-old days, dead_letter
-	// its 40-day-old day; errors_1m (90 days by default) only the 120-day-old day.
-	want := map[string]int{TableErrors: 2, TableErrorLookup: 2, TableDeadLetter: 1, TableErrors1m: 1}
+	// errors loses the 40- and 120-day-old days, dead_letter its 40-day-old
+	// day; errors_1m (90 days by default) only the 120-day-old day;
+	// error_lookup, partitioned by month, only the month that lies wholly
+	// before the cutoff (the 40-day-old row shares the cutoff's month).
+	cutoffMonth := now.UTC().AddDate(0, 0, -30).Format("200601")
+	months := map[string]bool{}
+	for _, at := range []time.Time{old, ancient} {
+		if m := at.UTC().Format("200601"); m < cutoffMonth {
+			months[m] = true
+		}
+	}
+	wantLookup := len(months)
+	want := map[string]int{TableErrors: 2, TableErrorLookup: wantLookup, TableDeadLetter: 1, TableErrors1m: 1}
 	if fmt.Sprint(byTable) != fmt.Sprint(want) {
 		t.Errorf("Retain dropped %v; want %v", byTable, want)
 	}

@@ -154,11 +154,12 @@ func Retain(ctx context.Context, conn driver.Conn, opts Options, days int) ([]Dr
 	opts = opts.withDefaults()
 	rollup := max(days, opts.RollupRetentionDays)
 	plan := []struct {
-		table string
-		days  int
+		table   string
+		days    int
+		monthly bool // partitioned by toYYYYMM: drop months wholly past the cutoff
 	}{
-		{TableErrors, days}, {TableDeadLetter, days}, {TableErrorLookup, days},
-		{TableErrors1m, rollup}, {TableOutcomes1m, rollup},
+		{TableErrors, days, false}, {TableDeadLetter, days, false}, {TableErrorLookup, days, true},
+		{TableErrors1m, rollup, false}, {TableOutcomes1m, rollup, false},
 	}
 	parts := "system.parts"
 	if opts.Cluster != "" {
@@ -170,9 +171,13 @@ func Retain(ctx context.Context, conn driver.Conn, opts Options, days int) ([]Dr
 		if opts.Cluster != "" {
 			local += "_local"
 		}
+		cutoff := fmt.Sprintf("toYYYYMMDD(today() - %d)", p.days)
+		if p.monthly {
+			cutoff = fmt.Sprintf("toYYYYMM(today() - %d)", p.days)
+		}
 		rows, err := conn.Query(ctx, fmt.Sprintf(
-			"SELECT DISTINCT partition FROM %s WHERE database = ? AND table = ? AND active AND toUInt32OrZero(partition) < toYYYYMMDD(today() - %d) ORDER BY partition",
-			parts, p.days), opts.Database, local)
+			"SELECT DISTINCT partition FROM %s WHERE database = ? AND table = ? AND active AND toUInt32OrZero(partition) < %s ORDER BY partition",
+			parts, cutoff), opts.Database, local)
 		if err != nil {
 			return dropped, fmt.Errorf("schema: retain %s: %w", p.table, err)
 		}
@@ -187,8 +192,8 @@ func Retain(ctx context.Context, conn driver.Conn, opts Options, days int) ([]Dr
 		}
 		rows.Close()
 		for _, part := range old {
-			if !isDigits(part) {
-				continue // not a toYYYYMMDD partition: never ours to drop
+			if !isDigits(part) || (p.monthly && len(part) != 6) || (!p.monthly && len(part) != 8) {
+				continue // not a partition of ours: never drop it
 			}
 			q := fmt.Sprintf("ALTER TABLE %s.%s%s DROP PARTITION %s", opts.Database, local, onCluster(opts), part)
 			if err := conn.Exec(ctx, q); err != nil {
@@ -208,7 +213,7 @@ func onCluster(o Options) string {
 }
 
 func isDigits(s string) bool {
-	if len(s) != 8 {
+	if s == "" {
 		return false
 	}
 	for i := 0; i < len(s); i++ {

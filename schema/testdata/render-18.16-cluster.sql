@@ -323,7 +323,7 @@ SELECT
 FROM errtrail.landing_local
 WHERE dead = 1;
 
--- 002 error_lookup (checksum 2ea7bf570c637eff90bbe84423552cec37ceb0592ef9bca938e78f4317ef169c)
+-- 002 error_lookup (checksum e18743ad8b03a83078a4e0efa32873b3ae96e361c1205a3553edc6cf9e417602)
 CREATE TABLE IF NOT EXISTS errtrail.error_lookup_local ON CLUSTER errtrail_cluster
 (
     id String,
@@ -333,8 +333,9 @@ CREATE TABLE IF NOT EXISTS errtrail.error_lookup_local ON CLUSTER errtrail_clust
     event_id String
 )
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/errtrail/error_lookup_local', '{replica}')
-PARTITION BY toYYYYMMDD(observed_at)
-ORDER BY (id, id_kind, agent, observed_at, event_id);
+PARTITION BY toYYYYMM(observed_at)
+ORDER BY (id, id_kind, agent, observed_at, event_id)
+SETTINGS index_granularity = 1024;
 
 CREATE TABLE IF NOT EXISTS errtrail.error_lookup ON CLUSTER errtrail_cluster
 (

@@ -204,7 +204,7 @@ SELECT
 FROM errtrail.landing
 WHERE dead = 1;
 
--- 002 error_lookup (checksum 6fc985c017780daf8001dc85ad8da0547fad47b80b1eca1c90257d0f3b4b9f9a)
+-- 002 error_lookup (checksum ed3198d0f6d50f66bb41c79ac4e914bb81b670fe84a62f8587dfdc12c735a4c6)
 CREATE TABLE IF NOT EXISTS errtrail.error_lookup
 (
     id String,
@@ -214,8 +214,9 @@ CREATE TABLE IF NOT EXISTS errtrail.error_lookup
     event_id String
 )
 ENGINE = ReplacingMergeTree()
-PARTITION BY toYYYYMMDD(observed_at)
-ORDER BY (id, id_kind, agent, observed_at, event_id);
+PARTITION BY toYYYYMM(observed_at)
+ORDER BY (id, id_kind, agent, observed_at, event_id)
+SETTINGS index_granularity = 1024;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv3_error_lookup TO errtrail.error_lookup AS
 SELECT

@@ -206,7 +206,7 @@ SELECT
 FROM errtrail.landing
 WHERE dead = 1;
 
--- 002 error_lookup (checksum 584503391277d2d2d601c4a5c40480c33bf6b99a3d8b9e5f707dadfd9a604f90)
+-- 002 error_lookup (checksum ba08b8737f5ac6e18875b2010a8f37d96195178331ec7856f2c2473e110b37ad)
 CREATE TABLE IF NOT EXISTS errtrail.error_lookup
 (
     id String CODEC(ZSTD(1)),
@@ -216,9 +216,10 @@ CREATE TABLE IF NOT EXISTS errtrail.error_lookup
     event_id String CODEC(ZSTD(1))
 )
 ENGINE = ReplacingMergeTree()
-PARTITION BY toYYYYMMDD(observed_at)
+PARTITION BY toYYYYMM(observed_at)
 ORDER BY (id, id_kind, agent, observed_at, event_id)
-TTL observed_at + INTERVAL 30 DAY;
+TTL observed_at + INTERVAL 30 DAY
+SETTINGS index_granularity = 1024;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv3_error_lookup TO errtrail.error_lookup AS
 SELECT

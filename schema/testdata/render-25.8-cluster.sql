@@ -329,7 +329,7 @@ SELECT
 FROM errtrail.landing_local
 WHERE dead = 1;
 
--- 002 error_lookup (checksum 5599e08abc853eb6c55e4d84147079ae232f265eb6c8e3fdff4a282a16532ca7)
+-- 002 error_lookup (checksum 0059d883055d03ff6a21a836bc4e2cab05e64a6ebea99c526b8d2525c84626c9)
 CREATE TABLE IF NOT EXISTS errtrail.error_lookup_local ON CLUSTER errtrail_cluster
 (
     id String CODEC(ZSTD(1)),
@@ -339,9 +339,10 @@ CREATE TABLE IF NOT EXISTS errtrail.error_lookup_local ON CLUSTER errtrail_clust
     event_id String CODEC(ZSTD(1))
 )
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/errtrail/error_lookup_local', '{replica}')
-PARTITION BY toYYYYMMDD(observed_at)
+PARTITION BY toYYYYMM(observed_at)
 ORDER BY (id, id_kind, agent, observed_at, event_id)
-TTL observed_at + INTERVAL 30 DAY;
+TTL observed_at + INTERVAL 30 DAY
+SETTINGS index_granularity = 1024;
 
 CREATE TABLE IF NOT EXISTS errtrail.error_lookup ON CLUSTER errtrail_cluster
 (

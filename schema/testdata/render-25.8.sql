@@ -212,7 +212,7 @@ SELECT
 FROM errtrail.landing
 WHERE dead = 1;
 
--- 002 error_lookup (checksum a9ff055ab67de8f2fe93f198b509c1ed7bd6ab9b138bd134168c10b6ef96b7a4)
+-- 002 error_lookup (checksum 55c1f2a0104aa19af7a36402c99e8eb35101044dfbb9f5f39de0b069d72ce471)
 CREATE TABLE IF NOT EXISTS errtrail.error_lookup
 (
     id String CODEC(ZSTD(1)),
@@ -222,10 +222,10 @@ CREATE TABLE IF NOT EXISTS errtrail.error_lookup
     event_id String CODEC(ZSTD(1))
 )
 ENGINE = ReplacingMergeTree()
-PARTITION BY toYYYYMMDD(observed_at)
+PARTITION BY toYYYYMM(observed_at)
 ORDER BY (id, id_kind, agent, observed_at, event_id)
 TTL observed_at + INTERVAL 30 DAY
-SETTINGS non_replicated_deduplication_window = 1000;
+SETTINGS index_granularity = 1024, non_replicated_deduplication_window = 1000;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv3_error_lookup TO errtrail.error_lookup AS
 SELECT
