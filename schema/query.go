@@ -88,12 +88,63 @@ func LookupQuery(opts Options) string {
 // Lookup returns the errors rows that carry id as their error_id,
 // request_id, event_id, message_id, task_id or http_request_id, one row per
 // event, oldest first.
+//
+// It makes two point reads instead of running LookupQuery, whose three
+// subqueries each read error_lookup: first the row keys from error_lookup
+// by id, then the rows from errors by their full sorting key. Duplicates not
+// yet merged away are removed the same way (LIMIT 1 BY, latest ingested_at).
 func Lookup(ctx context.Context, conn driver.Conn, opts Options, id string) ([]ErrorRow, error) {
-	var out []ErrorRow
 	if id == "" {
 		return nil, nil
 	}
-	if err := conn.Select(ctx, &out, LookupQuery(opts), id, id, id); err != nil {
+	opts = opts.withDefaults()
+	lookup := opts.Database + "." + TableErrorLookup
+	if opts.Cluster != "" {
+		lookup += "_local"
+	}
+	rows, err := conn.Query(ctx, "SELECT DISTINCT agent, observed_at, event_id FROM "+lookup+" WHERE id = ?", id)
+	if err != nil {
+		return nil, fmt.Errorf("schema: lookup %q: %w", id, err)
+	}
+	type key struct {
+		agent   string
+		at      time.Time
+		eventID string
+	}
+	var keys []key
+	for rows.Next() {
+		var k key
+		if err := rows.Scan(&k.agent, &k.at, &k.eventID); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("schema: lookup %q: %w", id, err)
+		}
+		keys = append(keys, k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("schema: lookup %q: %w", id, err)
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	// One id names few events; bound the work for ids that are everywhere
+	// (a task with thousands of failed messages).
+	if len(keys) > 1000 {
+		keys = keys[:1000]
+	}
+	var cond []string
+	var args []any
+	for _, k := range keys {
+		// A time.Time argument is bound as a parsed string, which keeps
+		// 18.16 from using the primary key (25-50 ms instead of 2-4 ms at
+		// 10 million rows); Unix seconds through toDateTime do not.
+		cond = append(cond, "(agent = ? AND observed_at = toDateTime(?) AND event_id = ?)")
+		args = append(args, k.agent, k.at.Unix(), k.eventID)
+	}
+	q := fmt.Sprintf("SELECT %s\nFROM %s.%s\nWHERE %s\nORDER BY observed_at, agent, event_id, ingested_at DESC\nLIMIT 1 BY agent, observed_at, event_id",
+		strings.Join(names(errorsColumns), ", "), opts.Database, TableErrors, strings.Join(cond, " OR "))
+	var out []ErrorRow
+	if err := conn.Select(ctx, &out, q, args...); err != nil {
 		return nil, fmt.Errorf("schema: lookup %q: %w", id, err)
 	}
 	return out, nil
