@@ -12,7 +12,7 @@ CREATE TABLE IF NOT EXISTS errtrail.schema_migrations ON CLUSTER errtrail_cluste
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/errtrail/schema_migrations', '{replica}', applied_at)
 ORDER BY version;
 
--- 001 landing, errors and dead_letter (checksum d342ca3fb3abdd501d31b6c8f6571650ea97f68c2e3cab83c10a2ad011cf5acb)
+-- 001 landing, errors and dead_letter (checksum 656718746e14adb3320194684cc42c597bc77a3b4b0fe470de8398ca75674f65)
 CREATE TABLE IF NOT EXISTS errtrail.landing_local ON CLUSTER errtrail_cluster
 (
     dead UInt8,
@@ -162,7 +162,8 @@ CREATE TABLE IF NOT EXISTS errtrail.errors_local ON CLUSTER errtrail_cluster
 )
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/errtrail/errors_local', '{replica}', ingested_at)
 PARTITION BY toYYYYMMDD(observed_at)
-ORDER BY (agent, observed_at, event_id);
+ORDER BY (agent, observed_at, event_id)
+SETTINGS index_granularity = 1024;
 
 CREATE TABLE IF NOT EXISTS errtrail.errors ON CLUSTER errtrail_cluster
 (

@@ -12,7 +12,7 @@ CREATE TABLE IF NOT EXISTS errtrail.schema_migrations
 ENGINE = ReplacingMergeTree(applied_at)
 ORDER BY version;
 
--- 001 landing, errors and dead_letter (checksum 4e7e8c25eea40b5872e301fe49159d87848a9fd2a439eb1b0939acee1187664f)
+-- 001 landing, errors and dead_letter (checksum 8790c9bd72324b5487aefb70ce9d3e5c505133617ad78807269da38bf13399a4)
 CREATE TABLE IF NOT EXISTS errtrail.landing
 (
     dead UInt8,
@@ -111,7 +111,8 @@ CREATE TABLE IF NOT EXISTS errtrail.errors
 )
 ENGINE = ReplacingMergeTree(ingested_at)
 PARTITION BY toYYYYMMDD(observed_at)
-ORDER BY (agent, observed_at, event_id);
+ORDER BY (agent, observed_at, event_id)
+SETTINGS index_granularity = 1024;
 
 CREATE TABLE IF NOT EXISTS errtrail.dead_letter
 (

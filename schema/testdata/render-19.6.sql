@@ -12,7 +12,7 @@ CREATE TABLE IF NOT EXISTS errtrail.schema_migrations
 ENGINE = ReplacingMergeTree(applied_at)
 ORDER BY version;
 
--- 001 landing, errors and dead_letter (checksum af07b99be58cc72f48c183f008276057bcb648bc021291468831bd5dee2adb2b)
+-- 001 landing, errors and dead_letter (checksum dd7e381df024899ac2e02bab09375e5285edecde70506cc80aa2a01aeb3c21fc)
 CREATE TABLE IF NOT EXISTS errtrail.landing
 (
     dead UInt8,
@@ -112,7 +112,8 @@ CREATE TABLE IF NOT EXISTS errtrail.errors
 ENGINE = ReplacingMergeTree(ingested_at)
 PARTITION BY toYYYYMMDD(observed_at)
 ORDER BY (agent, observed_at, event_id)
-TTL observed_at + INTERVAL 30 DAY;
+TTL observed_at + INTERVAL 30 DAY
+SETTINGS index_granularity = 1024;
 
 CREATE TABLE IF NOT EXISTS errtrail.dead_letter
 (

@@ -12,7 +12,7 @@ CREATE TABLE IF NOT EXISTS errtrail.schema_migrations ON CLUSTER errtrail_cluste
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/errtrail/schema_migrations', '{replica}', applied_at)
 ORDER BY version;
 
--- 001 landing, errors and dead_letter (checksum ba5ceb9ac7993533a770253a261cd9f272f5e689d70d6c79d49fe5f29fd25937)
+-- 001 landing, errors and dead_letter (checksum fd55533a10e66dadfbe7932a0c7ddd7444d42bf9e36f6fa04f78c97e58a500e9)
 CREATE TABLE IF NOT EXISTS errtrail.landing_local ON CLUSTER errtrail_cluster
 (
     dead UInt8,
@@ -167,7 +167,8 @@ CREATE TABLE IF NOT EXISTS errtrail.errors_local ON CLUSTER errtrail_cluster
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/errtrail/errors_local', '{replica}', ingested_at)
 PARTITION BY toYYYYMMDD(observed_at)
 ORDER BY (agent, observed_at, event_id)
-TTL observed_at + INTERVAL 30 DAY;
+TTL observed_at + INTERVAL 30 DAY
+SETTINGS index_granularity = 1024;
 
 CREATE TABLE IF NOT EXISTS errtrail.errors ON CLUSTER errtrail_cluster
 (

@@ -12,7 +12,7 @@ CREATE TABLE IF NOT EXISTS errtrail.schema_migrations
 ENGINE = ReplacingMergeTree(applied_at)
 ORDER BY version;
 
--- 001 landing, errors and dead_letter (checksum a883229c7a0879f6f59c3784b3375229cd0df5bf7dca893b3b2243d72e7c815c)
+-- 001 landing, errors and dead_letter (checksum bfdc2fdae7dca65bd9061cf14b6134e385be78cb25b1809d1f6ecfd6327c8edb)
 CREATE TABLE IF NOT EXISTS errtrail.landing
 (
     dead UInt8,
@@ -117,7 +117,7 @@ ENGINE = ReplacingMergeTree(ingested_at)
 PARTITION BY toYYYYMMDD(observed_at)
 ORDER BY (agent, observed_at, event_id)
 TTL observed_at + INTERVAL 30 DAY
-SETTINGS non_replicated_deduplication_window = 1000;
+SETTINGS index_granularity = 1024, non_replicated_deduplication_window = 1000;
 
 CREATE TABLE IF NOT EXISTS errtrail.dead_letter
 (
