@@ -29,21 +29,21 @@ func sensitiveHeader(name string) bool {
 	}
 	switch name[0] | 0x20 {
 	case 'a':
-		return strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Api-Key")
+		return equalFoldASCII(name, "Authorization") || equalFoldASCII(name, "Api-Key")
 	case 'p':
-		return strings.EqualFold(name, "Proxy-Authorization")
+		return equalFoldASCII(name, "Proxy-Authorization")
 	case 'c':
-		return strings.EqualFold(name, "Cookie")
+		return equalFoldASCII(name, "Cookie")
 	case 's':
-		return strings.EqualFold(name, "Set-Cookie")
+		return equalFoldASCII(name, "Set-Cookie")
 	case 'd':
-		return strings.EqualFold(name, "DPoP")
+		return equalFoldASCII(name, "DPoP")
 	case 'x':
-		if strings.EqualFold(name, "X-Api-Key") || strings.EqualFold(name, "X-Auth-Token") {
+		if equalFoldASCII(name, "X-Api-Key") || equalFoldASCII(name, "X-Auth-Token") {
 			return true
 		}
 	}
-	return len(name) > 8 && strings.EqualFold(name[len(name)-8:], "-api-key")
+	return len(name) > 8 && name[len(name)-8] == '-' && equalFoldASCII(name[len(name)-8:], "-api-key")
 }
 
 func readHeaders(hs []Header) hdrInfo {
@@ -55,25 +55,25 @@ func readHeaders(hs []Header) hdrInfo {
 		}
 		// Dispatch on length and first letter before comparing names.
 		switch c := n[0] | 0x20; {
-		case c == 'c' && len(n) == 12 && strings.EqualFold(n, "Content-Type"):
+		case c == 'c' && len(n) == 12 && equalFoldASCII(n, "Content-Type"):
 			h.contentType = strings.TrimSpace(hs[i].Value)
-		case c == 'r' && len(n) == 11 && strings.EqualFold(n, "Retry-After"):
+		case c == 'r' && len(n) == 11 && equalFoldASCII(n, "Retry-After"):
 			h.retryAfter = strings.TrimSpace(hs[i].Value)
-		case c == 'r' && len(n) == 9 && strings.EqualFold(n, "RateLimit"):
+		case c == 'r' && len(n) == 9 && equalFoldASCII(n, "RateLimit"):
 			h.rateLimit = joinHeader(h.rateLimit, strings.TrimSpace(hs[i].Value))
-		case c == 'r' && len(n) == 16 && strings.EqualFold(n, "RateLimit-Policy"):
+		case c == 'r' && len(n) == 16 && equalFoldASCII(n, "RateLimit-Policy"):
 			h.rateLimitPolicy = joinHeader(h.rateLimitPolicy, strings.TrimSpace(hs[i].Value))
-		case c == 'r' && len(n) == 15 && strings.EqualFold(n, "RateLimit-Reset"):
+		case c == 'r' && len(n) == 15 && equalFoldASCII(n, "RateLimit-Reset"):
 			h.rlResetField = strings.TrimSpace(hs[i].Value)
-		case c == 'x' && len(n) == 17 && strings.EqualFold(n, "X-RateLimit-Reset"):
+		case c == 'x' && len(n) == 17 && equalFoldASCII(n, "X-RateLimit-Reset"):
 			h.xrlReset = strings.TrimSpace(hs[i].Value)
-		case c == 'x' && len(n) == 20 && strings.EqualFold(n, "X-RateLimit-Resource"):
+		case c == 'x' && len(n) == 20 && equalFoldASCII(n, "X-RateLimit-Resource"):
 			h.xrlResource = strings.TrimSpace(hs[i].Value)
-		case (c == 'x' || c == 'r') && (strings.EqualFold(n, "X-Request-Id") || strings.EqualFold(n, "Request-Id") || strings.EqualFold(n, "X-Correlation-Id")):
+		case (c == 'x' || c == 'r') && (equalFoldASCII(n, "X-Request-Id") || equalFoldASCII(n, "Request-Id") || equalFoldASCII(n, "X-Correlation-Id")):
 			h.requestID = strings.TrimSpace(hs[i].Value)
-		case c == 'x' && len(n) == 19 && strings.EqualFold(n, "X-Envoy-Ratelimited"):
+		case c == 'x' && len(n) == 19 && equalFoldASCII(n, "X-Envoy-Ratelimited"):
 			h.envoyLimited = true
-		case c == 'x' && len(n) == 18 && strings.EqualFold(n, "X-Envoy-Overloaded"):
+		case c == 'x' && len(n) == 18 && equalFoldASCII(n, "X-Envoy-Overloaded"):
 			h.envoyOverloaded = true
 		case sensitiveHeader(n):
 			h.credential = true
@@ -102,12 +102,12 @@ func mediaType(ct string) string {
 
 func isJSONMedia(ct string) bool {
 	mt := mediaType(ct)
-	return strings.EqualFold(mt, "application/json") || strings.EqualFold(mt, "application/a2a+json") ||
-		strings.EqualFold(mt, "application/problem+json") ||
-		(len(mt) > 5 && strings.EqualFold(mt[len(mt)-5:], "+json"))
+	return equalFoldASCII(mt, "application/json") || equalFoldASCII(mt, "application/a2a+json") ||
+		equalFoldASCII(mt, "application/problem+json") ||
+		(len(mt) > 5 && equalFoldASCII(mt[len(mt)-5:], "+json"))
 }
 
-func isSSEMedia(ct string) bool { return strings.EqualFold(mediaType(ct), "text/event-stream") }
+func isSSEMedia(ct string) bool { return equalFoldASCII(mediaType(ct), "text/event-stream") }
 
 // retryAfterMS parses a Retry-After value: delay-seconds or an HTTP-date in
 // any of its three forms (RFC 9110 §10.2.3), relative to nowMS. A date in the

@@ -63,6 +63,10 @@ type tape struct {
 
 type tapeEnt struct {
 	start, end, next int32
+	// keyStart and keyEnd span the member's key (quotes included) when the
+	// value is an object member; keyEnd is 0 otherwise. Keeping the key in
+	// its value's entry halves the entries of an object.
+	keyStart, keyEnd int32
 	kind             byte
 }
 
@@ -96,11 +100,13 @@ func buildTape(t *tape, data []byte, maxDepth int) (ErrReason, int) {
 	d := data
 	p := skipWS(d, 0)
 	var (
-		c    byte
-		end  int
-		r    ErrReason
-		top  int32
-		kind byte
+		c      byte
+		end    int
+		r      ErrReason
+		top    int32
+		kind   byte
+		kStart int32 // the pending member key, written into the next value's entry
+		kEnd   int32
 	)
 value:
 	if n+2 > len(ents) {
@@ -115,7 +121,8 @@ value:
 		if len(stack) >= maxDepth {
 			return fail(t, ents, n, ErrTooDeep, p)
 		}
-		ents[n] = tapeEnt{start: int32(p), kind: c}
+		ents[n] = tapeEnt{start: int32(p), kind: c, keyStart: kStart, keyEnd: kEnd}
+		kEnd = 0
 		stack = append(stack, int32(n))
 		n++
 		p = skipWS(d, p+1)
@@ -131,7 +138,8 @@ value:
 		if r != "" {
 			return fail(t, ents, n, r, end)
 		}
-		ents[n] = tapeEnt{start: int32(p), end: int32(end), next: int32(n + 1), kind: jString}
+		ents[n] = tapeEnt{start: int32(p), end: int32(end), next: int32(n + 1), kind: jString, keyStart: kStart, keyEnd: kEnd}
+		kEnd = 0
 		n++
 		p = end
 	case 't', 'f', 'n':
@@ -144,7 +152,8 @@ value:
 		if len(d)-p < len(lit) || string(d[p:p+len(lit)]) != lit {
 			return fail(t, ents, n, ErrInvalidJSON, p)
 		}
-		ents[n] = tapeEnt{start: int32(p), end: int32(p + len(lit)), next: int32(n + 1), kind: c}
+		ents[n] = tapeEnt{start: int32(p), end: int32(p + len(lit)), next: int32(n + 1), kind: c, keyStart: kStart, keyEnd: kEnd}
+		kEnd = 0
 		n++
 		p += len(lit)
 	default:
@@ -152,7 +161,8 @@ value:
 		if end < 0 {
 			return fail(t, ents, n, ErrInvalidJSON, -end-1)
 		}
-		ents[n] = tapeEnt{start: int32(p), end: int32(end), next: int32(n + 1), kind: jNumber}
+		ents[n] = tapeEnt{start: int32(p), end: int32(end), next: int32(n + 1), kind: jNumber, keyStart: kStart, keyEnd: kEnd}
+		kEnd = 0
 		n++
 		p = end
 	}
@@ -202,8 +212,7 @@ key:
 	if r != "" {
 		return fail(t, ents, n, r, end)
 	}
-	ents[n] = tapeEnt{start: int32(p), end: int32(end), next: int32(n + 1), kind: jString}
-	n++
+	kStart, kEnd = int32(p), int32(end)
 	p = skipWS(d, end)
 	if p >= len(d) || d[p] != ':' {
 		return fail(t, ents, n, ErrInvalidJSON, p)
@@ -377,10 +386,10 @@ func (it *objIter) next() (key []byte, val jval, ok bool) {
 	if it.t == nil || it.i >= it.end {
 		return nil, jval{}, false
 	}
-	k := &it.t.ents[it.i]
-	key = it.t.data[k.start+1 : k.end-1]
-	val = it.t.val(it.i + 1)
-	it.i = it.t.ents[it.i+1].next
+	e := &it.t.ents[it.i]
+	key = it.t.data[e.keyStart+1 : e.keyEnd-1]
+	val = jval{t: it.t, i: it.i, kind: e.kind}
+	it.i = e.next
 	return key, val, true
 }
 

@@ -487,9 +487,9 @@ func (d *Decoder) rawHTTP(b []byte, rep *Reply) *DecodeError {
 		name := bytesToString(hl[:colon])
 		val := bytesToString(bytes.TrimSpace(hl[colon+1:]))
 		switch {
-		case len(name) == 17 && strings.EqualFold(name, "Transfer-Encoding"):
+		case len(name) == 17 && equalFoldASCII(name, "Transfer-Encoding"):
 			chunked = strings.Contains(strings.ToLower(val), "chunked")
-		case len(name) == 14 && strings.EqualFold(name, "Content-Length"):
+		case len(name) == 14 && equalFoldASCII(name, "Content-Length"):
 			if n, err := strconv.Atoi(val); err == nil && n >= 0 {
 				contentLength = n
 			}

@@ -194,19 +194,18 @@ func redactAppend(dst []byte, s string, _ bool) ([]byte, bool) {
 	return dst, changed
 }
 
+// equalFoldASCII compares ASCII case-insensitively (header names, keywords);
+// cheaper than strings.EqualFold, which handles all of Unicode.
 func equalFoldASCII(a, b string) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := 0; i < len(a); i++ {
 		x, y := a[i], b[i]
-		if x >= 'A' && x <= 'Z' {
-			x += 'a' - 'A'
+		if x == y {
+			continue
 		}
-		if y >= 'A' && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
+		if x|0x20 != y|0x20 || x|0x20 < 'a' || x|0x20 > 'z' {
 			return false
 		}
 	}
