@@ -203,30 +203,16 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 }
 
 // metaEntry reads one ErrorInfo metadata entry. Values are strings in proto
-// but arrive as other JSON types from some SDKs (REFERENCE §7.10).
+// but arrive as other JSON types from some SDKs (REFERENCE §7.10): booleans
+// are read as "true"/"false", objects and numbers are ignored.
 func (d *Decoder) metaEntry(k string, mv jval, f *facts) {
-	a := &d.sc.ar
-	switch k {
-	case "code":
-		f.metaCode = a.str(mv)
-	case "error_id", "errorId":
-		f.metaErrorID = a.str(mv)
-	case "retryable":
-		if b, ok := mv.boolean(); ok {
-			f.metaRetry = triOf(b)
-		}
-	case "policy", "quotaId", "limit":
-		f.metaPolicy = a.str(mv)
-	case "scope":
-		f.metaScope = a.str(mv)
-	case "taskId", "task_id":
-		f.metaTaskID = a.str(mv)
-	case "method":
-		f.metaMethod = a.str(mv)
-	case "extensionUri":
-		f.metaExtURI = a.str(mv)
-	case "requiredHeader":
-		f.metaReqHdr = a.str(mv)
+	switch mv.kind {
+	case jTrue:
+		d.metaString(k, "true", f)
+	case jFalse:
+		d.metaString(k, "false", f)
+	case jString:
+		d.metaString(k, d.sc.ar.str(mv), f)
 	}
 }
 
@@ -436,7 +422,7 @@ func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
 	}
 }
 
-// metaString stores a string-valued metadata entry read from protobuf.
+// metaString stores a string-valued metadata entry (JSON or protobuf).
 func (d *Decoder) metaString(k, v string, f *facts) {
 	switch k {
 	case "code":

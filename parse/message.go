@@ -233,7 +233,6 @@ func (d *Decoder) cleanEndpoint(s string) string {
 
 func (d *Decoder) eventReply(v jval, rep *Reply) *DecodeError {
 	a := &d.sc.ar
-	var haveBody bool
 	it := v.object()
 	for {
 		k, x, ok := it.next()
@@ -277,7 +276,6 @@ func (d *Decoder) eventReply(v jval, rep *Reply) *DecodeError {
 			} else {
 				rep.Body = s
 			}
-			haveBody = true
 		case "body_base64":
 			if x.kind != jString {
 				return errAt(ErrWrongType, "event.reply.body_base64", -1, "body_base64 is not a string")
@@ -288,11 +286,9 @@ func (d *Decoder) eventReply(v jval, rep *Reply) *DecodeError {
 			}
 			d.sc.body = b
 			rep.Body = b
-			haveBody = true
 		case "body_json":
 			rep.Body = x.bytes()
 			d.sc.bodyJSON = x // already validated with the event: walk it in place
-			haveBody = true
 		case "grpc":
 			if x.kind != jObject {
 				return errAt(ErrWrongType, "event.reply.grpc", -1, "grpc is not an object")
@@ -314,7 +310,6 @@ func (d *Decoder) eventReply(v jval, rep *Reply) *DecodeError {
 			}
 		}
 	}
-	_ = haveBody
 	return nil
 }
 
