@@ -70,6 +70,14 @@ func TestEnvelopes(t *testing.T) {
 			nil, want{protocol: ProtocolA2A, envelope: EnvProblem, kind: KindUnsupported, code: "VERSION_NOT_SUPPORTED", retryAfter: -1, typed: true}},
 		{"problem+json with field errors (spec §6.5)", httpResp(400, map[string]string{"Content-Type": "application/problem+json"}, `{"type":"about:blank","title":"Bad Request","status":400,"detail":"Invalid request","errors":[{"field":"message.parts","message":"required"}]}`),
 			nil, want{protocol: ProtocolUnknown, envelope: EnvProblem, kind: KindInvalid, retryAfter: -1, violations: 1}},
+		// REFERENCE §2d: a2a-dotnet previews answered with ASP.NET ProblemDetails.
+		{"ASP.NET ProblemDetails (a2a-dotnet previews)", httpResp(400, map[string]string{"Content-Type": "application/problem+json"}, `{"type":"https://tools.ietf.org/html/rfc7231#section-6.5.1","title":"Bad Request","status":400,"detail":"Task cannot be canceled","traceId":"00-abc-def-00"}`),
+			nil, want{protocol: ProtocolUnknown, envelope: EnvProblem, kind: KindInvalid, retryAfter: -1}},
+		{"ASP.NET ProblemDetails with a status that disagrees", httpResp(500, map[string]string{"Content-Type": "application/problem+json"}, `{"type":"about:blank","title":"Bad Request","status":400}`),
+			nil, want{protocol: ProtocolUnknown, envelope: EnvProblem, kind: KindInternal, retryAfter: -1, findings: []Finding{FindStatusBodyMismatch}}},
+		// REFERENCE §4a: MCP 2026-07-28 UnsupportedProtocolVersion with its data, HTTP 400.
+		{"MCP unsupported protocol version", httpResp(400, jsonCT, `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2025-11-25"],"requested":"2099-01-01"}}}`),
+			method("initialize"), want{protocol: ProtocolMCP, envelope: EnvJSONRPCError, kind: KindUnsupported, code: "UNSUPPORTED_PROTOCOL_VERSION", retryAfter: -1}},
 		{"a2a-dotnet preview JSON string body", httpResp(404, jsonCT, `"Task not found"`),
 			nil, want{protocol: ProtocolUnknown, envelope: EnvJSONString, kind: KindNotFound, retryAfter: -1}},
 		{"a2a-java v0.3 legacy body", httpResp(404, jsonCT, `{"error":"io.a2a.spec.TaskNotFoundError","message":"Task not found"}`),
@@ -141,6 +149,12 @@ func TestRetryHeaders(t *testing.T) {
 		{"Retry-After beats RateLimit", map[string]string{"Retry-After": "20", "RateLimit": `"d";r=0;t=12`}, 20000, SrcRetryAfter, "d"},
 		{"X-RateLimit-Reset delta (Envoy)", map[string]string{"X-RateLimit-Reset": "15"}, 15000, SrcXRateLimit, ""},
 		{"X-RateLimit-Reset epoch (GitHub)", map[string]string{"X-RateLimit-Reset": "1764489645", "X-RateLimit-Resource": "core"}, 45000, SrcXRateLimit, "core"},
+		// REFERENCE §5c examples: several policies, a partition key, and t on the current draft.
+		{"RateLimit draft -10, two policies", map[string]string{"RateLimit-Policy": `"burst";q=100;w=60,"daily";q=1000;w=86400`, "RateLimit": `"default";r=50;t=30`}, 30000, SrcRateLimit, "default"},
+		{"RateLimit with a partition key", map[string]string{"RateLimit": `"per-key";r=0;t=4;pk=:cHsdsRa894==:`}, 4000, SrcRateLimit, "per-key"},
+		{"RateLimit draft -06 (three fields)", map[string]string{"RateLimit-Limit": "100", "RateLimit-Remaining": "0", "RateLimit-Reset": "6", "RateLimit-Policy": "100;w=10"}, 6000, SrcRateLimit, ""},
+		{"X-RateLimit-Reset epoch milliseconds", map[string]string{"X-RateLimit-Reset": "1764489603000"}, 3000, SrcXRateLimit, ""},
+		{"no hint at all", map[string]string{"RateLimit": "garbage;;"}, -1, SrcNone, ""},
 	}
 	for _, c := range cases {
 		got := decodeBytes(t, httpResp(429, c.headers, ""))
