@@ -1,0 +1,118 @@
+package parse
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+)
+
+// This file frames a raw HTTP/1.1 response: status line, headers, and a
+// body with Content-Length or chunked framing.
+
+func (d *Decoder) rawHTTP(b []byte, rep *Reply) *DecodeError {
+	lineEnd := bytes.IndexByte(b, '\n')
+	if lineEnd < 0 {
+		return errAt(ErrBadHTTP, "http.status_line", 0, "no end of status line")
+	}
+	line := bytes.TrimRight(b[:lineEnd], "\r")
+	// HTTP/1.1 SP 3DIGIT [SP reason]
+	if len(line) < 12 || line[8] != ' ' {
+		return errAt(ErrBadHTTP, "http.status_line", 0, "malformed status line")
+	}
+	code, ok := parseIntPrefix(line[9:12])
+	if !ok || code < 100 || code > 999 || (len(line) > 12 && line[12] != ' ') {
+		return errAt(ErrBadHTTP, "http.status_line", 9, "malformed status code")
+	}
+	rep.HTTPStatus = int(code)
+	p := lineEnd + 1
+	hs := d.sc.hdrs[:0]
+	chunked := false
+	contentLength := -1
+	for {
+		if p >= len(b) {
+			return errAt(ErrBadHTTP, "http.headers", p, "headers not terminated by a blank line")
+		}
+		e := bytes.IndexByte(b[p:], '\n')
+		if e < 0 {
+			return errAt(ErrBadHTTP, "http.headers", p, "header line not terminated")
+		}
+		hl := bytes.TrimRight(b[p:p+e], "\r")
+		start := p
+		p += e + 1
+		if len(hl) == 0 {
+			break
+		}
+		colon := bytes.IndexByte(hl, ':')
+		if colon <= 0 {
+			return errAt(ErrBadHTTP, "http.headers", start, "header line without a name")
+		}
+		name := bytesToString(hl[:colon])
+		val := bytesToString(bytes.TrimSpace(hl[colon+1:]))
+		switch {
+		case len(name) == 17 && equalFoldASCII(name, "Transfer-Encoding"):
+			chunked = strings.Contains(strings.ToLower(val), "chunked")
+		case len(name) == 14 && equalFoldASCII(name, "Content-Length"):
+			if n, err := strconv.Atoi(val); err == nil && n >= 0 {
+				contentLength = n
+			}
+		}
+		if sensitiveHeader(name) {
+			continue
+		}
+		hs = append(hs, Header{name, val})
+	}
+	d.sc.hdrs = hs
+	rep.Headers = hs
+	body := b[p:]
+	switch {
+	case chunked:
+		out, err := dechunk(d.sc.body[:0], body)
+		if err != nil {
+			err.Offset += p
+			return err
+		}
+		d.sc.body = out
+		rep.Body = out
+	case contentLength >= 0 && contentLength < len(body):
+		rep.Body = body[:contentLength]
+	default:
+		rep.Body = body
+	}
+	return nil
+}
+
+func dechunk(dst, b []byte) ([]byte, *DecodeError) {
+	p := 0
+	for {
+		e := bytes.IndexByte(b[p:], '\n')
+		if e < 0 {
+			// A capture cut in the middle of a stream: keep what arrived.
+			return dst, nil
+		}
+		sizeLine := bytes.TrimRight(b[p:p+e], "\r")
+		if i := bytes.IndexByte(sizeLine, ';'); i >= 0 {
+			sizeLine = sizeLine[:i]
+		}
+		size, err := strconv.ParseInt(strings.TrimSpace(bytesToString(sizeLine)), 16, 64)
+		if err != nil || size < 0 {
+			return dst, errAt(ErrBadHTTP, "http.body.chunk", p, "malformed chunk size")
+		}
+		p += e + 1
+		if size == 0 {
+			return dst, nil
+		}
+		if int64(len(b)-p) < size {
+			return append(dst, b[p:]...), nil
+		}
+		dst = append(dst, b[p:p+int(size)]...)
+		p += int(size)
+		if p < len(b) && b[p] == '\r' {
+			p++
+		}
+		if p < len(b) && b[p] == '\n' {
+			p++
+		}
+	}
+}
+
+// --- gRPC text form and gRPC replies ---

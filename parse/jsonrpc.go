@@ -1,0 +1,170 @@
+package parse
+
+// This file decodes JSON-RPC envelopes: error objects (A2A, AAP, MCP,
+// AgentRelay) and results that still carry a failure (MCP tool errors,
+// tasks that ended FAILED).
+
+// isJSONRPCErrorObject tells a JSON-RPC error member that lost its "jsonrpc"
+// sibling from a google.rpc.Status: JSON-RPC codes are negative, Status
+// codes are HTTP statuses or gRPC code numbers, and Status has "status".
+func isJSONRPCErrorObject(e jval) bool {
+	if e.get("status").ok() || e.get("details").ok() {
+		return false
+	}
+	c, ok := e.get("code").int()
+	return ok && c < 0
+}
+
+func (d *Decoder) jsonrpcError(e jval, f *facts, rec *Record) *DecodeError {
+	a := &d.sc.ar
+	rec.Envelope = EnvJSONRPCError
+	rec.Binding = BindingJSONRPC
+	var cv, msg, data jval
+	it := e.object()
+	for {
+		k, v, ok := it.next()
+		if !ok {
+			break
+		}
+		switch string(k) {
+		case "code":
+			cv = v
+		case "message":
+			msg = v
+		case "data":
+			data = v
+		}
+	}
+	c, ok := cv.int()
+	if !ok || cv.kind != jNumber {
+		return errAt(ErrWrongType, "reply.body.error.code", -1, "JSON-RPC error code is not a number")
+	}
+	rec.JSONRPCCode, rec.HasJSONRPC = int(c), true
+	rec.Message = d.redactStr(a.str(msg))
+	switch data.kind {
+	case jArray:
+		d.jsonDetails(data, f, rec)
+	case jObject:
+		if typ := data.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
+			d.jsonAAP(data, f, rec)
+			break
+		}
+		if sym := data.get("code"); sym.kind == jString {
+			// AgentRelay: data is {code: "<symbol>", request_id, details}.
+			f.relayCode = a.str(sym)
+			f.relayRequestID = a.str(data.get("request_id"))
+			if det := data.get("details"); det.kind == jObject {
+				if ms, ok := det.get("retry_after_ms").int(); ok {
+					f.relayRetryMS = ms
+				}
+			}
+			break
+		}
+		if data.get("uri").kind == jString {
+			d.sc.mcpURI = true
+		}
+		if det := data.get("details"); det.kind == jArray {
+			d.jsonDetails(det, f, rec)
+		}
+	}
+	return nil
+}
+
+// jsonrpcResult handles a JSON-RPC success envelope that still carries a
+// failure: an MCP tool result with isError, or a streamed task that failed.
+func (d *Decoder) jsonrpcResult(res jval, f *facts, rec *Record) *DecodeError {
+	rec.Binding = BindingJSONRPC
+	if res.kind != jObject {
+		return errAt(ErrNotAnError, "reply.body.result", -1, "JSON-RPC result without error")
+	}
+	if b, _ := res.get("isError").boolean(); b {
+		rec.Envelope = EnvMCPToolResult
+		a := &d.sc.ar
+		sc := res.get("structuredContent")
+		if sc.kind == jObject {
+			if typ := sc.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
+				d.jsonAAP(sc, f, rec)
+			}
+		}
+		// The text content repeats the error; use it when nothing structured was given.
+		var text string
+		cit := res.get("content").array()
+		for {
+			c, ok := cit.next()
+			if !ok {
+				break
+			}
+			if c.kind == jObject && string(c.get("type").rawStr()) == "text" {
+				text = a.str(c.get("text"))
+				break
+			}
+		}
+		if !f.aap.found && len(text) > 0 && text[0] == '{' {
+			// Seed 000: the typed error may arrive only as serialized JSON text.
+			tb := []byte(text)
+			if pv, err := d.parseJSON(tb, "reply.body.result.content"); err == nil {
+				if pv.kind == jObject {
+					if typ := pv.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
+						d.jsonAAP(pv, f, rec)
+					}
+				}
+			}
+		}
+		if f.aap.found {
+			rec.Message = d.redactStr(f.aap.message)
+		} else {
+			rec.Message = d.redactStr(text)
+		}
+		return nil
+	}
+	if d.taskFailed(res, rec) {
+		return nil
+	}
+	return errAt(ErrNotAnError, "reply.body.result", -1, "JSON-RPC result is not an error")
+}
+
+// taskFailed recognises a task or status update that ended FAILED, in the
+// v0.3 ("failed", kind status-update) and v1 (TASK_STATE_FAILED,
+// statusUpdate/task wrappers) shapes.
+func (d *Decoder) taskFailed(v jval, rec *Record) bool {
+	for depth := 0; depth < 3 && v.kind == jObject; depth++ {
+		if st := v.get("status"); st.kind == jObject {
+			state := st.get("state").rawStr()
+			if string(state) == "failed" || string(state) == "TASK_STATE_FAILED" {
+				rec.Envelope = EnvTaskFailed
+				rec.Code = "TASK_FAILED"
+				if id := v.get("taskId"); id.kind == jString && rec.TaskID == "" {
+					rec.TaskID = d.sc.ar.str(id)
+				} else if id := v.get("id"); id.kind == jString && rec.TaskID == "" {
+					rec.TaskID = d.sc.ar.str(id)
+				}
+				rec.Message = d.redactStr(d.firstText(st.get("message")))
+				return true
+			}
+			return false
+		}
+		next := v.get("statusUpdate")
+		if !next.ok() {
+			next = v.get("task")
+		}
+		if !next.ok() {
+			next = v.get("result")
+		}
+		v = next
+	}
+	return false
+}
+
+// firstText returns the text of the first text part of an A2A message.
+func (d *Decoder) firstText(msg jval) string {
+	it := msg.get("parts").array()
+	for {
+		p, ok := it.next()
+		if !ok {
+			return ""
+		}
+		if t := p.get("text"); t.kind == jString {
+			return d.sc.ar.str(t)
+		}
+	}
+}
