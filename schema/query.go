@@ -55,8 +55,9 @@ type ErrorRow struct {
 	Findings              []string  `ch:"findings"`
 }
 
-// LookupQuery returns the query behind Lookup. Its three parameters are all
-// the id. It reads error_lookup by its sorting key (id first), then fetches
+// LookupQuery returns a single query that does what Lookup does, for tools
+// that can run only one statement (the support dashboard). Its three
+// parameters are all the id. It reads error_lookup by its sorting key (id first), then fetches
 // the errors rows by their sorting-key prefix (agent, observed_at, event_id);
 // the single-column IN conditions let even 18.16 use the primary key and the
 // observed_at min/max of each partition, so neither table is scanned.
