@@ -142,6 +142,9 @@ func (d *Decoder) protocolOf(f *facts, rec *Record) Protocol {
 }
 
 func isMCPMethod(m string) bool {
+	if len(m) < 4 {
+		return false
+	}
 	if m == "initialize" || m == "ping" {
 		return true
 	}

@@ -14,7 +14,7 @@ func (d *Decoder) rawHTTP(b []byte, rep *Reply) *DecodeError {
 	if lineEnd < 0 {
 		return errAt(ErrBadHTTP, "http.status_line", 0, "no end of status line")
 	}
-	line := bytes.TrimRight(b[:lineEnd], "\r")
+	line := trimCR(b[:lineEnd])
 	// HTTP/1.1 SP 3DIGIT [SP reason]
 	if len(line) < 12 || line[8] != ' ' {
 		return errAt(ErrBadHTTP, "http.status_line", 0, "malformed status line")
@@ -36,7 +36,7 @@ func (d *Decoder) rawHTTP(b []byte, rep *Reply) *DecodeError {
 		if e < 0 {
 			return errAt(ErrBadHTTP, "http.headers", p, "header line not terminated")
 		}
-		hl := bytes.TrimRight(b[p:p+e], "\r")
+		hl := trimCR(b[p : p+e])
 		start := p
 		p += e + 1
 		if len(hl) == 0 {
@@ -47,13 +47,13 @@ func (d *Decoder) rawHTTP(b []byte, rep *Reply) *DecodeError {
 			return errAt(ErrBadHTTP, "http.headers", start, "header line without a name")
 		}
 		name := bytesToString(hl[:colon])
-		val := bytesToString(bytes.TrimSpace(hl[colon+1:]))
+		val := bytesToString(trimSpace(hl[colon+1:]))
 		switch {
 		case len(name) == 17 && equalFoldASCII(name, "Transfer-Encoding"):
 			chunked = strings.Contains(strings.ToLower(val), "chunked")
 		case len(name) == 14 && equalFoldASCII(name, "Content-Length"):
-			if n, err := strconv.Atoi(val); err == nil && n >= 0 {
-				contentLength = n
+			if n, ok := parseIntPrefix([]byte(val)); ok && n >= 0 && isDigits(val) {
+				contentLength = int(n)
 			}
 		}
 		if sensitiveHeader(name) {
@@ -116,3 +116,11 @@ func dechunk(dst, b []byte) ([]byte, *DecodeError) {
 }
 
 // --- gRPC text form and gRPC replies ---
+
+// trimCR drops the CR of a CRLF line ending.
+func trimCR(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		return b[:n-1]
+	}
+	return b
+}

@@ -41,7 +41,7 @@ func (d *Decoder) body(body []byte, h *hdrInfo, f *facts, rec *Record) *DecodeEr
 	if v := d.sc.bodyJSON; v.ok() && v.kind != jNull {
 		return d.jsonBody(v, h, f, rec)
 	}
-	body = bytes.TrimSpace(body)
+	body = trimSpace(body)
 	if len(body) == 0 {
 		rec.Envelope = EnvNone
 		return nil
