@@ -54,7 +54,7 @@ func TestRawFormsWithKafkaHeaders(t *testing.T) {
 
 	type row struct {
 		agent, caller, source, method, binding, kind, code string
-		observedMS                                          uint64
+		observedMS                                         uint64
 	}
 	got := map[string]row{}
 	rows, err := s.conn.Query(context.Background(),
