@@ -68,6 +68,9 @@ type tapeEnt struct {
 	// its value's entry halves the entries of an object.
 	keyStart, keyEnd int32
 	kind             byte
+	// plain marks a string the fast path accepted: no escapes (and ASCII
+	// only), so reading it needs no unescaping.
+	plain bool
 }
 
 func (t *tape) val(i int32) jval {
@@ -134,11 +137,26 @@ value:
 		}
 		goto value
 	case '"':
+		// scanString's fast path, inlined: a string with no escapes,
+		// control or non-ASCII bytes ends at the first special byte.
+		for end = p + 1; end+8 <= len(d); end += 8 {
+			if m := special8(d[end:]); m != 0 {
+				if end += bits.TrailingZeros64(m) >> 3; d[end] == '"' {
+					end++
+					goto valueString
+				}
+				break
+			}
+		}
 		end, r = scanString(d, p)
 		if r != "" {
 			return fail(t, ents, n, r, end)
 		}
 		ents[n] = tapeEnt{start: int32(p), end: int32(end), next: int32(n + 1), kind: jString, keyStart: kStart, keyEnd: kEnd}
+		goto stringDone
+	valueString:
+		ents[n] = tapeEnt{start: int32(p), end: int32(end), next: int32(n + 1), kind: jString, keyStart: kStart, keyEnd: kEnd, plain: true}
+	stringDone:
 		kEnd = 0
 		n++
 		p = end
@@ -208,10 +226,20 @@ key:
 	if p >= len(d) || d[p] != '"' {
 		return fail(t, ents, n, ErrInvalidJSON, p)
 	}
+	for end = p + 1; end+8 <= len(d); end += 8 { // as for a string value
+		if m := special8(d[end:]); m != 0 {
+			if end += bits.TrailingZeros64(m) >> 3; d[end] == '"' {
+				end++
+				goto keyString
+			}
+			break
+		}
+	}
 	end, r = scanString(d, p)
 	if r != "" {
 		return fail(t, ents, n, r, end)
 	}
+keyString:
 	kStart, kEnd = int32(p), int32(end)
 	p = skipWS(d, end)
 	if p >= len(d) || d[p] != ':' {
@@ -512,7 +540,11 @@ func (a *arena) str(v jval) string {
 	if v.kind != jString {
 		return ""
 	}
-	return a.unescape(v.inner())
+	e := &v.t.ents[v.i]
+	if e.plain {
+		return bytesToString(v.t.data[e.start+1 : e.end-1])
+	}
+	return a.unescape(v.t.data[e.start+1 : e.end-1])
 }
 
 // arena is the Decoder's append-only string memory, reset for each message.
@@ -648,7 +680,7 @@ func (d *Decoder) parseJSON(data []byte, path string) (jval, *DecodeError) {
 
 // skipWS returns the index of the first non-space byte at or after p.
 func skipWS(d []byte, p int) int {
-	for p < len(d) && isWS(d[p]) {
+	for p < len(d) && d[p] <= ' ' && isWS(d[p]) {
 		p++
 	}
 	return p

@@ -346,21 +346,46 @@ func isUUIDish(w string) bool {
 func mayHoldSecret(s string) bool {
 	run := 0
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '@' || isDigit(c):
-			return true
-		case run == 0 && (c|0x20 == 'b') && len(s)-i >= 5 &&
-			(equalFoldASCII(s[i:i+5], "basic") || len(s)-i >= 6 && equalFoldASCII(s[i:i+6], "bearer")):
-			return true
-		case isWordByte(c):
-			run++
-			if run >= 15 {
+		switch secretClass[s[i]] {
+		case scWord:
+			if run++; run >= 15 {
 				return true
 			}
-		default:
+		case scSep:
 			run = 0
+		case scB:
+			if run == 0 && len(s)-i >= 5 &&
+				(equalFoldASCII(s[i:i+5], "basic") || len(s)-i >= 6 && equalFoldASCII(s[i:i+6], "bearer")) {
+				return true
+			}
+			if run++; run >= 15 {
+				return true
+			}
+		default: // scTrigger
+			return true
 		}
 	}
 	return false
 }
+
+// Byte classes for mayHoldSecret.
+const (
+	scSep     = iota // ends a word
+	scWord           // part of a word
+	scB              // 'b' or 'B': part of a word, may start Bearer or Basic
+	scTrigger        // '@' or a digit: may belong to an address, a phone or a key
+)
+
+var secretClass = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		switch b := byte(c); {
+		case b == '@' || isDigit(b):
+			t[c] = scTrigger
+		case b|0x20 == 'b':
+			t[c] = scB
+		case isWordByte(b):
+			t[c] = scWord
+		}
+	}
+	return
+}()
