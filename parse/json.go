@@ -246,6 +246,24 @@ keyString:
 		return fail(t, ents, n, ErrInvalidJSON, p)
 	}
 	p = skipWS(d, p+1)
+	if p >= len(d) || d[p] != '"' {
+		goto value
+	}
+	// A string member, the commonest value in error replies, skips the
+	// dispatch at value (the key's check left room for its entry).
+	for end = p + 1; end+8 <= len(d); end += 8 {
+		if m := special8(d[end:]); m != 0 {
+			if end += bits.TrailingZeros64(m) >> 3; d[end] == '"' {
+				end++
+				ents[n] = tapeEnt{start: int32(p), end: int32(end), next: int32(n + 1), kind: jString, keyStart: kStart, keyEnd: kEnd, plain: true}
+				kEnd = 0
+				n++
+				p = end
+				goto afterValue
+			}
+			break
+		}
+	}
 	goto value
 }
 
@@ -323,14 +341,16 @@ const (
 )
 
 // special8 returns a mask with the high bit set in each byte of b[0:8] that
-// is special; the lowest set bit marks the first special byte exactly (the
-// zero-byte test (v-lsb) &^ v & msb can only add false marks above a true
-// one, through the borrow).
+// is special; the lowest set bit marks the first special byte exactly. The
+// zero-byte test (v-lsb) &^ v finds '"' and '\\'; x-0x20 sets the high bit
+// of a byte below 0x20 (it wraps) and x itself that of a non-ASCII byte.
+// Borrows run upwards only, so they can add false marks above the first
+// special byte but never below it.
 func special8(b []byte) uint64 {
 	x := binary.LittleEndian.Uint64(b)
 	q := x ^ (lsb * '"')
 	e := x ^ (lsb * '\\')
-	return (((q - lsb) &^ q) | ((e - lsb) &^ e) | ((x - lsb*0x20) &^ x) | x) & msb
+	return (((q - lsb) &^ q) | ((e - lsb) &^ e) | (x - lsb*0x20) | x) & msb
 }
 
 // scanString returns the end (just past the closing quote) of the string
