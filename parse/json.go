@@ -56,9 +56,8 @@ func (v jval) ok() bool { return v.kind != jNone }
 // object member contributes a key entry followed by its value's entries.
 // next is the index just past an entry's subtree.
 type tape struct {
-	data  []byte
-	ents  []tapeEnt
-	stack []int32 // open containers while building
+	data []byte
+	ents []tapeEnt
 }
 
 type tapeEnt struct {
@@ -71,6 +70,14 @@ type tapeEnt struct {
 	// plain marks a string the fast path accepted: no escapes (and ASCII
 	// only), so reading it needs no unescaping.
 	plain bool
+}
+
+// set writes every field in place (a composite literal would be built on
+// the stack and copied).
+func (e *tapeEnt) set(start, end, next, keyStart, keyEnd int32, kind byte, plain bool) {
+	e.start, e.end, e.next = start, end, next
+	e.keyStart, e.keyEnd = keyStart, keyEnd
+	e.kind, e.plain = kind, plain
 }
 
 func (t *tape) val(i int32) jval {
@@ -89,8 +96,10 @@ func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' 
 // buildTape validates data — exactly one JSON value with surrounding white
 // space, nesting at most maxDepth, UTF-8 strings — and records its tape. It
 // returns "" when data is valid, else the reason and the byte offset of the
-// first problem. The scan is iterative: an explicit stack of open
-// containers, no recursion.
+// first problem. The scan is iterative, with no recursion: the open
+// containers form a chain through the tape itself (an open container's end
+// field holds its parent's index until it closes), which leaves the few
+// hot variables to the registers.
 func buildTape(t *tape, data []byte, maxDepth int) (ErrReason, int) {
 	t.data = data
 	if len(data) > 1<<31-1 {
@@ -98,7 +107,6 @@ func buildTape(t *tape, data []byte, maxDepth int) (ErrReason, int) {
 		return ErrTooLarge, 0
 	}
 	ents := t.ents[:cap(t.ents)]
-	stack := t.stack[:0]
 	n := 0
 	d := data
 	p := skipWS(d, 0)
@@ -106,8 +114,8 @@ func buildTape(t *tape, data []byte, maxDepth int) (ErrReason, int) {
 		c      byte
 		end    int
 		r      ErrReason
-		top    int32
-		kind   byte
+		top    int32 = -1 // innermost open container, -1 at the top level
+		depth  int
 		kStart int32 // the pending member key, written into the next value's entry
 		kEnd   int32
 	)
@@ -116,17 +124,18 @@ value:
 		ents = growTape(ents)
 	}
 	if p >= len(d) {
-		return fail(t, ents, n, ErrInvalidJSON, p)
+		return fail(t, ents, ErrInvalidJSON, p)
 	}
 	c = d[p]
 	switch c {
 	case '{', '[':
-		if len(stack) >= maxDepth {
-			return fail(t, ents, n, ErrTooDeep, p)
+		if depth >= maxDepth {
+			return fail(t, ents, ErrTooDeep, p)
 		}
-		ents[n] = tapeEnt{start: int32(p), kind: c, keyStart: kStart, keyEnd: kEnd}
+		depth++
+		ents[n].set(int32(p), top, 0, kStart, kEnd, c, false) // end: the parent, until the close
+		top = int32(n)
 		kEnd = 0
-		stack = append(stack, int32(n))
 		n++
 		p = skipWS(d, p+1)
 		if p < len(d) && d[p] == c+2 { // '}' is '{'+2, ']' is '['+2
@@ -150,36 +159,31 @@ value:
 		}
 		end, r = scanString(d, p)
 		if r != "" {
-			return fail(t, ents, n, r, end)
+			return fail(t, ents, r, end)
 		}
-		ents[n] = tapeEnt{start: int32(p), end: int32(end), next: int32(n + 1), kind: jString, keyStart: kStart, keyEnd: kEnd}
+		ents[n].set(int32(p), int32(end), int32(n+1), kStart, kEnd, jString, false)
 		goto stringDone
 	valueString:
-		ents[n] = tapeEnt{start: int32(p), end: int32(end), next: int32(n + 1), kind: jString, keyStart: kStart, keyEnd: kEnd, plain: true}
+		ents[n].set(int32(p), int32(end), int32(n+1), kStart, kEnd, jString, true)
 	stringDone:
 		kEnd = 0
 		n++
 		p = end
 	case 't', 'f', 'n':
-		lit := "null"
-		if c == 't' {
-			lit = "true"
-		} else if c == 'f' {
-			lit = "false"
+		end = literalEnd(d, p)
+		if end < 0 {
+			return fail(t, ents, ErrInvalidJSON, p)
 		}
-		if len(d)-p < len(lit) || string(d[p:p+len(lit)]) != lit {
-			return fail(t, ents, n, ErrInvalidJSON, p)
-		}
-		ents[n] = tapeEnt{start: int32(p), end: int32(p + len(lit)), next: int32(n + 1), kind: c, keyStart: kStart, keyEnd: kEnd}
+		ents[n].set(int32(p), int32(end), int32(n+1), kStart, kEnd, c, false)
 		kEnd = 0
 		n++
-		p += len(lit)
+		p = end
 	default:
 		end = scanNumber(d, p)
 		if end < 0 {
-			return fail(t, ents, n, ErrInvalidJSON, -end-1)
+			return fail(t, ents, ErrInvalidJSON, -end-1)
 		}
-		ents[n] = tapeEnt{start: int32(p), end: int32(end), next: int32(n + 1), kind: jNumber, keyStart: kStart, keyEnd: kEnd}
+		ents[n].set(int32(p), int32(end), int32(n+1), kStart, kEnd, jNumber, false)
 		kEnd = 0
 		n++
 		p = end
@@ -187,35 +191,35 @@ value:
 
 afterValue:
 	p = skipWS(d, p)
-	if len(stack) == 0 {
+	if top < 0 {
 		if p != len(d) {
-			return fail(t, ents, n, ErrInvalidJSON, p)
+			return fail(t, ents, ErrInvalidJSON, p)
 		}
-		t.ents, t.stack = ents[:n], stack
+		t.ents = ents[:n]
 		return "", 0
 	}
 	if p >= len(d) {
-		return fail(t, ents, n, ErrInvalidJSON, p)
+		return fail(t, ents, ErrInvalidJSON, p)
 	}
-	top = stack[len(stack)-1]
-	kind = ents[top].kind
+	c = ents[top].kind
 	switch d[p] {
 	case ',':
 		p = skipWS(d, p+1)
-		if kind == jObject {
+		if c == jObject {
 			goto key
 		}
 		goto value
-	case kind + 2:
+	case c + 2:
 		goto closeContainer
 	}
-	return fail(t, ents, n, ErrInvalidJSON, p)
+	return fail(t, ents, ErrInvalidJSON, p)
 
 closeContainer:
-	top = stack[len(stack)-1]
-	stack = stack[:len(stack)-1]
+	end = int(ents[top].end) // the parent
 	ents[top].end = int32(p + 1)
 	ents[top].next = int32(n)
+	top = int32(end)
+	depth--
 	p++
 	goto afterValue
 
@@ -224,7 +228,7 @@ key:
 		ents = growTape(ents)
 	}
 	if p >= len(d) || d[p] != '"' {
-		return fail(t, ents, n, ErrInvalidJSON, p)
+		return fail(t, ents, ErrInvalidJSON, p)
 	}
 	for end = p + 1; end+8 <= len(d); end += 8 { // as for a string value
 		if m := special8(d[end:]); m != 0 {
@@ -237,13 +241,13 @@ key:
 	}
 	end, r = scanString(d, p)
 	if r != "" {
-		return fail(t, ents, n, r, end)
+		return fail(t, ents, r, end)
 	}
 keyString:
 	kStart, kEnd = int32(p), int32(end)
 	p = skipWS(d, end)
 	if p >= len(d) || d[p] != ':' {
-		return fail(t, ents, n, ErrInvalidJSON, p)
+		return fail(t, ents, ErrInvalidJSON, p)
 	}
 	p = skipWS(d, p+1)
 	if p >= len(d) || d[p] != '"' {
@@ -255,7 +259,7 @@ keyString:
 		if m := special8(d[end:]); m != 0 {
 			if end += bits.TrailingZeros64(m) >> 3; d[end] == '"' {
 				end++
-				ents[n] = tapeEnt{start: int32(p), end: int32(end), next: int32(n + 1), kind: jString, keyStart: kStart, keyEnd: kEnd, plain: true}
+				ents[n].set(int32(p), int32(end), int32(n+1), kStart, kEnd, jString, true)
 				kEnd = 0
 				n++
 				p = end
@@ -267,8 +271,26 @@ keyString:
 	goto value
 }
 
+// literalEnd returns the end of the literal true, false or null at d[p], or
+// -1 when the bytes there are not one.
+func literalEnd(d []byte, p int) int {
+	var lit string
+	switch d[p] {
+	case 't':
+		lit = "true"
+	case 'f':
+		lit = "false"
+	default:
+		lit = "null"
+	}
+	if len(d)-p < len(lit) || string(d[p:p+len(lit)]) != lit {
+		return -1
+	}
+	return p + len(lit)
+}
+
 // fail keeps the grown buffers for the next document and reports an error.
-func fail(t *tape, ents []tapeEnt, n int, r ErrReason, pos int) (ErrReason, int) {
+func fail(t *tape, ents []tapeEnt, r ErrReason, pos int) (ErrReason, int) {
 	t.ents = ents[:0]
 	return r, pos
 }
@@ -465,16 +487,21 @@ func (it *arrIter) next() (jval, bool) {
 
 // get returns the member named key of an object value.
 func (v jval) get(key string) jval {
-	it := v.object()
-	for {
-		k, val, ok := it.next()
-		if !ok {
-			return jval{}
-		}
-		if string(k) == key {
-			return val
-		}
+	if v.kind != jObject {
+		return jval{}
 	}
+	t := v.t
+	ents := t.ents
+	n := int32(len(key))
+	for i, end := v.i+1, ents[v.i].next; i < end; {
+		e := &ents[i]
+		// keyEnd-keyStart is the key's length plus its two quotes.
+		if e.keyEnd-e.keyStart-2 == n && string(t.data[e.keyStart+1:e.keyEnd-1]) == key {
+			return jval{t: t, i: i, kind: e.kind}
+		}
+		i = e.next
+	}
+	return jval{}
 }
 
 // int returns the value as an integer: a JSON number (fraction truncated) or
