@@ -200,6 +200,9 @@ func equalFoldASCII(a, b string) bool {
 	if len(a) != len(b) {
 		return false
 	}
+	if a == b { // header names usually arrive in the canonical case
+		return true
+	}
 	for i := 0; i < len(a); i++ {
 		x, y := a[i], b[i]
 		if x == y {
