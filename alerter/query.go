@@ -44,14 +44,23 @@ type Source struct {
 	Observe func(name string, rows uint64, took time.Duration, err error)
 }
 
+// ValidDatabase reports a database name that cannot be spliced into the
+// queries (only plain identifiers can).
+func ValidDatabase(db string) error {
+	if !identRE.MatchString(db) {
+		return fmt.Errorf("alerter: database name %q is not a plain identifier", db)
+	}
+	return nil
+}
+
 // Gather runs the evaluation's queries for the span cfg.SpanAt(now).
 func (s *Source) Gather(ctx context.Context, cfg *Config, now time.Time) (*Input, error) {
 	db := s.Database
 	if db == "" {
 		db = "errtrail"
 	}
-	if !identRE.MatchString(db) {
-		return nil, fmt.Errorf("alerter: database name %q is not a plain identifier", db)
+	if err := ValidDatabase(db); err != nil {
+		return nil, err
 	}
 	sp := cfg.SpanAt(now)
 	in := &Input{Now: now}

@@ -58,6 +58,9 @@ func run(args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if err := alerter.ValidDatabase(*chDB); err != nil {
+		return err // a name that can never work stops here, not in every evaluation
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("--log.level: %w", err)

@@ -206,6 +206,10 @@ func runMigrate(args []string, stdout, stderr io.Writer) int {
 	}
 	o.resolve()
 	log := newLogger(o, stderr)
+	if err := o.schemaOptions().Validate(); err != nil {
+		log.Error("invalid settings", "error", err)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	conn, err := connectClickHouse(ctx, o)
@@ -244,6 +248,12 @@ func runIngest(args []string, stderr io.Writer) int {
 	}
 	o.resolve()
 	log := newLogger(o, stderr)
+	// A setting that can never work stops here instead of in the retry
+	// loop below, which waits for a server that is down.
+	if err := o.schemaOptions().Validate(); err != nil {
+		log.Error("invalid settings", "error", err)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	log.Info("errtrail ingest starting", "brokers", *o.brokers, "topic", *o.topic, "group", *o.group,

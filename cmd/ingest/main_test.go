@@ -52,6 +52,22 @@ func TestUnknownCommand(t *testing.T) {
 	}
 }
 
+// TestInvalidDatabaseNameFailsFast: a setting that can never work ends the
+// process at once (exit 2) instead of retrying as if the server were down.
+// The address points nowhere, so reaching the retry loop would hang.
+func TestInvalidDatabaseNameFailsFast(t *testing.T) {
+	for _, cmd := range []string{"run", "migrate"} {
+		var out, errb bytes.Buffer
+		code := run([]string{cmd, "--clickhouse.database", "bad-name", "--clickhouse.addr", "127.0.0.1:1"}, nil, &out, &errb)
+		if code != 2 {
+			t.Errorf("%s: exit %d; want 2", cmd, code)
+		}
+		if !strings.Contains(errb.String(), "not a plain identifier") {
+			t.Errorf("%s: log does not say why: %s", cmd, errb.String())
+		}
+	}
+}
+
 // TestMigratePrint renders the DDL for the real server.
 func TestMigratePrint(t *testing.T) {
 	addr := testenv.ClickHouse(t)
