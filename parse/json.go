@@ -639,7 +639,7 @@ func (a *arena) unescape(s []byte) string {
 	if i < 0 {
 		return bytesToString(s)
 	}
-	a.grow(len(s))
+	a.grow(len(s) + 8) // appendUnescaped's word stores
 	start := len(a.buf)
 	a.buf = appendUnescaped(a.buf, s)
 	return bytesToString(a.buf[start:])
@@ -648,50 +648,78 @@ func (a *arena) unescape(s []byte) string {
 // appendUnescaped appends the JSON string contents s (validated, without
 // quotes) to dst with its escapes resolved.
 func appendUnescaped(dst, s []byte) []byte {
-	for len(s) > 0 {
-		i := bytes.IndexByte(s, '\\')
-		if i < 0 {
-			return append(dst, s...)
-		}
-		dst = append(dst, s[:i]...)
-		s = s[i:]
-		if len(s) < 2 {
-			return dst
-		}
-		switch s[1] {
-		case 'n':
-			dst = append(dst, '\n')
-		case 't':
-			dst = append(dst, '\t')
-		case 'r':
-			dst = append(dst, '\r')
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'u':
-			if len(s) < 6 {
-				return dst
+	// The result is never longer than s. Reserving 8 bytes more lets the
+	// copy store whole words, the last of which may reach past the result.
+	if cap(dst)-len(dst) < len(s)+8 {
+		g := make([]byte, len(dst), 2*cap(dst)+len(s)+8)
+		copy(g, dst)
+		dst = g
+	}
+	out := dst[:cap(dst)]
+	i, j := 0, len(dst)
+	for i < len(s) {
+		// Copy 8 bytes at a time up to the next backslash (exact lowest
+		// mark, as in special8).
+		for i+8 <= len(s) {
+			x := binary.LittleEndian.Uint64(s[i:])
+			binary.LittleEndian.PutUint64(out[j:], x)
+			b := x ^ (lsb * '\\')
+			if m := (b - lsb) &^ b & msb; m != 0 {
+				k := bits.TrailingZeros64(m) >> 3
+				i += k
+				j += k
+				goto escape
 			}
-			r := rune(hex4(s[2:6]))
-			s = s[6:]
-			if r >= 0xD800 && r < 0xDC00 && len(s) >= 6 && s[0] == '\\' && s[1] == 'u' {
-				if lo := rune(hex4(s[2:6])); lo >= 0xDC00 && lo < 0xE000 {
+			i += 8
+			j += 8
+		}
+		for i < len(s) && s[i] != '\\' {
+			out[j] = s[i]
+			i++
+			j++
+		}
+		if i >= len(s) {
+			break
+		}
+	escape:
+		if i+1 >= len(s) {
+			break
+		}
+		switch c := s[i+1]; c {
+		case 'n':
+			out[j] = '\n'
+		case 't':
+			out[j] = '\t'
+		case 'r':
+			out[j] = '\r'
+		case 'b':
+			out[j] = '\b'
+		case 'f':
+			out[j] = '\f'
+		case 'u':
+			if i+6 > len(s) {
+				return out[:j]
+			}
+			r := rune(hex4(s[i+2 : i+6]))
+			i += 6
+			if r >= 0xD800 && r < 0xDC00 && i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+				if lo := rune(hex4(s[i+2 : i+6])); lo >= 0xDC00 && lo < 0xE000 {
 					r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
-					s = s[6:]
+					i += 6
 				}
 			}
 			if r >= 0xD800 && r < 0xE000 {
 				r = utf8.RuneError
 			}
-			dst = utf8.AppendRune(dst, r)
+			j += utf8.EncodeRune(out[j:], r)
 			continue
 		default:
-			dst = append(dst, s[1])
+			out[j] = c
 		}
-		s = s[2:]
+		i += 2
+		j++
 	}
-	return dst
+	return out[:j]
 }
 
 func hex4(b []byte) int {

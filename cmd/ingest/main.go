@@ -18,6 +18,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -74,6 +75,7 @@ type options struct {
 	wait                         *time.Duration
 	insertTimeout, backoffMax    *time.Duration
 	workers, dedup, maxBytes     *int
+	gcPercent, memLimitMiB       *int
 	retentionDays                *int
 	retentionEvery               *time.Duration
 	listen                       *string
@@ -112,6 +114,8 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 		backoffMax:     e.Duration("insert.backoff-max", "ERRTRAIL_INSERT_BACKOFF_MAX", 30*time.Second, "longest wait between insert retries (jittered, exponential from 100ms)"),
 		workers:        e.Int("decode.workers", "ERRTRAIL_DECODE_WORKERS", 0, "decode goroutines (0: GOMAXPROCS)"),
 		dedup:          e.Int("dedup.window", "ERRTRAIL_DEDUP_WINDOW", 1<<18, "producer event ids remembered to drop re-sends, per generation (two generations; <0 disables)"),
+		gcPercent:      e.Int("gc.percent", "ERRTRAIL_GC_PERCENT", 400, "Go GC target: heap growth in percent between collections (GOGC, when set, wins); higher spends less CPU on GC and more memory"),
+		memLimitMiB:    e.Int("memory.limit-mib", "ERRTRAIL_MEMORY_LIMIT_MIB", 1024, "soft memory limit in MiB: the GC works harder near it (GOMEMLIMIT, when set, wins; 0: none)"),
 		maxBytes:       e.Int("parse.max-bytes", "ERRTRAIL_PARSE_MAX_BYTES", 1<<20, "largest message decoded; larger ones are dead-lettered as too_large"),
 		retentionDays:  e.Int("retention.days", "ERRTRAIL_RETENTION_DAYS", schema.DefaultRetentionDays, "days of errors and dead letters kept (TTL, or dropped partitions on servers without TTL)"),
 		retentionEvery: e.Duration("retention.interval", "ERRTRAIL_RETENTION_INTERVAL", time.Hour, "how often old partitions are dropped on servers without TTL"),
@@ -138,6 +142,20 @@ func newLogger(o *options, w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, ho))
 	}
 	return slog.New(slog.NewTextHandler(w, ho))
+}
+
+// tuneGC applies --gc.percent and --memory.limit-mib unless the Go
+// runtime's own GOGC and GOMEMLIMIT are set. A batch's rows are garbage
+// once inserted, so the default GC target (100 %) collects several times
+// per batch; 400 % took about a tenth off the CPU per event
+// (docs/performance.md), and the soft limit keeps the larger heap bounded.
+func tuneGC(o *options) {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(*o.gcPercent)
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set && *o.memLimitMiB > 0 {
+		debug.SetMemoryLimit(int64(*o.memLimitMiB) << 20)
+	}
 }
 
 func (o *options) schemaOptions() schema.Options {
@@ -254,6 +272,7 @@ func runIngest(args []string, stderr io.Writer) int {
 		log.Error("invalid settings", "error", err)
 		return 2
 	}
+	tuneGC(o)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	log.Info("errtrail ingest starting", "brokers", *o.brokers, "topic", *o.topic, "group", *o.group,

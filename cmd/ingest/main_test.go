@@ -38,7 +38,7 @@ func TestFlagsEnvFallbackAndSecrets(t *testing.T) {
 	if strings.Contains(help, "hunter2") {
 		t.Error("--help shows the password from the environment")
 	}
-	for _, want := range []string{"ERRTRAIL_KAFKA_BROKERS", "ERRTRAIL_CLICKHOUSE_ADDR", "kafka.sasl.mechanism", "clickhouse.tls.ca-file", "batch.bytes", "http.listen-address", "retention.days"} {
+	for _, want := range []string{"ERRTRAIL_KAFKA_BROKERS", "ERRTRAIL_CLICKHOUSE_ADDR", "kafka.sasl.mechanism", "clickhouse.tls.ca-file", "batch.bytes", "http.listen-address", "retention.days", "gc.percent", "memory.limit-mib"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("--help lacks %s", want)
 		}
