@@ -121,8 +121,11 @@ func isObjOrArray(v jval) bool { return v.kind == jObject || v.kind == jArray }
 
 // cleanEndpoint drops userinfo and the query string from an endpoint URL.
 func (d *Decoder) cleanEndpoint(s string) string {
-	if i := strings.IndexAny(s, "?#"); i >= 0 {
-		s = s[:i]
+	for i := 0; i < len(s); i++ { // strings.IndexAny builds a set per call
+		if s[i] == '?' || s[i] == '#' {
+			s = s[:i]
+			break
+		}
 	}
 	if i := strings.Index(s, "://"); i >= 0 {
 		rest := s[i+3:]
