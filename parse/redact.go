@@ -349,34 +349,31 @@ func isUUIDish(w string) bool {
 func mayHoldSecret(s string) bool {
 	run := 0
 	for i := 0; i < len(s); i++ {
-		switch secretClass[s[i]] {
-		case scWord:
-			if run++; run >= 15 {
+		k := secretClass[s[i]]
+		if k >= scTrigger { // rare: '@', a digit, 'b' or 'B'
+			if k == scTrigger {
 				return true
 			}
-		case scSep:
-			run = 0
-		case scB:
 			if run == 0 && len(s)-i >= 5 &&
 				(equalFoldASCII(s[i:i+5], "basic") || len(s)-i >= 6 && equalFoldASCII(s[i:i+6], "bearer")) {
 				return true
 			}
-			if run++; run >= 15 {
-				return true
-			}
-		default: // scTrigger
+		}
+		// Branch-free run length: the low bit of a class is "part of a word".
+		run = (run + 1) * int(k&1)
+		if run >= 15 {
 			return true
 		}
 	}
 	return false
 }
 
-// Byte classes for mayHoldSecret.
+// Byte classes for mayHoldSecret; the low bit marks the bytes of a word.
 const (
-	scSep     = iota // ends a word
-	scWord           // part of a word
-	scB              // 'b' or 'B': part of a word, may start Bearer or Basic
-	scTrigger        // '@' or a digit: may belong to an address, a phone or a key
+	scSep     = 0 // ends a word
+	scWord    = 1 // part of a word
+	scTrigger = 2 // '@' or a digit: may belong to an address, a phone or a key
+	scB       = 3 // 'b' or 'B': part of a word, may start Bearer or Basic
 )
 
 var secretClass = func() (t [256]uint8) {
