@@ -3,6 +3,8 @@
 # stack (scripts/stack up), with the load tool's flood of realistic events.
 #
 #   ingest/measure.sh [EVENTS]      default 1000000
+#   LOADGEN_FLAGS="--body-form json"  passed to loadgen flood
+#   INGEST_FLAGS="--gc.percent 100"   passed to ingest run
 #
 # Two runs, each on a fresh topic and a fresh database:
 #   catch-up   EVENTS are produced first, then ingest starts and drains them;
@@ -30,7 +32,7 @@ cpu() { awk -v t="$TCK" '{printf "%.2f", ($14+$15)/t}' "/proc/$1/stat"; }
 flood() { "$tmp/loadgen" flood --events "$N" --kafka.topic "$1" --progress 0 ${LOADGEN_FLAGS:-} >"$tmp/loadgen.log" 2>&1; }
 start_ingest() {
 	"$tmp/ingest" run --kafka.topic "$1" --kafka.group "measure-$1" --clickhouse.database "$2" \
-		--http.listen-address "127.0.0.1:$PORT" 2>"$tmp/ingest.log" &
+		--http.listen-address "127.0.0.1:$PORT" ${INGEST_FLAGS:-} 2>"$tmp/ingest.log" &
 	PID=$!
 	until curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null; do sleep 0.2; done
 }
