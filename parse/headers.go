@@ -49,37 +49,44 @@ func sensitiveHeader(name string) bool {
 func readHeaders(hs []Header) hdrInfo {
 	var h hdrInfo
 	for i := range hs {
-		n := hs[i].Name
-		if len(n) < 4 {
-			continue
-		}
-		// Dispatch on length and first letter before comparing names.
-		switch c := n[0] | 0x20; {
-		case c == 'c' && len(n) == 12 && equalFoldASCII(n, "Content-Type"):
-			h.contentType = strings.TrimSpace(hs[i].Value)
-		case c == 'r' && len(n) == 11 && equalFoldASCII(n, "Retry-After"):
-			h.retryAfter = strings.TrimSpace(hs[i].Value)
-		case c == 'r' && len(n) == 9 && equalFoldASCII(n, "RateLimit"):
-			h.rateLimit = joinHeader(h.rateLimit, strings.TrimSpace(hs[i].Value))
-		case c == 'r' && len(n) == 16 && equalFoldASCII(n, "RateLimit-Policy"):
-			h.rateLimitPolicy = joinHeader(h.rateLimitPolicy, strings.TrimSpace(hs[i].Value))
-		case c == 'r' && len(n) == 15 && equalFoldASCII(n, "RateLimit-Reset"):
-			h.rlResetField = strings.TrimSpace(hs[i].Value)
-		case c == 'x' && len(n) == 17 && equalFoldASCII(n, "X-RateLimit-Reset"):
-			h.xrlReset = strings.TrimSpace(hs[i].Value)
-		case c == 'x' && len(n) == 20 && equalFoldASCII(n, "X-RateLimit-Resource"):
-			h.xrlResource = strings.TrimSpace(hs[i].Value)
-		case (c == 'x' || c == 'r') && (equalFoldASCII(n, "X-Request-Id") || equalFoldASCII(n, "Request-Id") || equalFoldASCII(n, "X-Correlation-Id")):
-			h.requestID = strings.TrimSpace(hs[i].Value)
-		case c == 'x' && len(n) == 19 && equalFoldASCII(n, "X-Envoy-Ratelimited"):
-			h.envoyLimited = true
-		case c == 'x' && len(n) == 18 && equalFoldASCII(n, "X-Envoy-Overloaded"):
-			h.envoyOverloaded = true
-		case sensitiveHeader(n):
-			h.credential = true
-		}
+		h.observe(hs[i].Name, hs[i].Value)
 	}
 	return h
+}
+
+// observe records what one header says. It reports whether the header
+// carries a credential, which the caller must drop.
+func (h *hdrInfo) observe(n, v string) bool {
+	if len(n) < 4 {
+		return false
+	}
+	// Dispatch on length and first letter before comparing names.
+	switch c := n[0] | 0x20; {
+	case c == 'c' && len(n) == 12 && equalFoldASCII(n, "Content-Type"):
+		h.contentType = strings.TrimSpace(v)
+	case c == 'r' && len(n) == 11 && equalFoldASCII(n, "Retry-After"):
+		h.retryAfter = strings.TrimSpace(v)
+	case c == 'r' && len(n) == 9 && equalFoldASCII(n, "RateLimit"):
+		h.rateLimit = joinHeader(h.rateLimit, strings.TrimSpace(v))
+	case c == 'r' && len(n) == 16 && equalFoldASCII(n, "RateLimit-Policy"):
+		h.rateLimitPolicy = joinHeader(h.rateLimitPolicy, strings.TrimSpace(v))
+	case c == 'r' && len(n) == 15 && equalFoldASCII(n, "RateLimit-Reset"):
+		h.rlResetField = strings.TrimSpace(v)
+	case c == 'x' && len(n) == 17 && equalFoldASCII(n, "X-RateLimit-Reset"):
+		h.xrlReset = strings.TrimSpace(v)
+	case c == 'x' && len(n) == 20 && equalFoldASCII(n, "X-RateLimit-Resource"):
+		h.xrlResource = strings.TrimSpace(v)
+	case (c == 'x' || c == 'r') && (equalFoldASCII(n, "X-Request-Id") || equalFoldASCII(n, "Request-Id") || equalFoldASCII(n, "X-Correlation-Id")):
+		h.requestID = strings.TrimSpace(v)
+	case c == 'x' && len(n) == 19 && equalFoldASCII(n, "X-Envoy-Ratelimited"):
+		h.envoyLimited = true
+	case c == 'x' && len(n) == 18 && equalFoldASCII(n, "X-Envoy-Overloaded"):
+		h.envoyOverloaded = true
+	case sensitiveHeader(n):
+		h.credential = true
+		return true
+	}
+	return false
 }
 
 // joinHeader keeps the first line of a split list field; a second line is

@@ -26,6 +26,7 @@ func (d *Decoder) rawHTTP(b []byte, rep *Reply) *DecodeError {
 	rep.HTTPStatus = int(code)
 	p := lineEnd + 1
 	hs := d.sc.hdrs[:0]
+	d.sc.hdr, d.sc.hdrRead = hdrInfo{}, true
 	chunked := false
 	contentLength := -1
 	for {
@@ -56,8 +57,8 @@ func (d *Decoder) rawHTTP(b []byte, rep *Reply) *DecodeError {
 				contentLength = int(n)
 			}
 		}
-		if sensitiveHeader(name) {
-			continue
+		if d.sc.hdr.observe(name, val) {
+			continue // a credential: dropped
 		}
 		hs = append(hs, Header{name, val})
 	}

@@ -20,6 +20,8 @@ type scratch struct {
 	trailers []Header
 	rep      Reply
 	f        facts
+	hdr      hdrInfo // what the headers say, when framing read them already
+	hdrRead  bool
 
 	echoed      bool   // redaction replaced something
 	mcpURI      bool   // JSON-RPC data named a resource uri (MCP resource not found)
@@ -37,6 +39,7 @@ func (s *scratch) reset() {
 	s.hdrs = s.hdrs[:0]
 	s.trailers = s.trailers[:0]
 	s.rep = Reply{GRPCStatus: -1}
+	s.hdrRead = false
 	s.echoed, s.mcpURI, s.bodyStatus, s.problemType = false, false, 0, ""
 	s.bodyJSON = jval{}
 }

@@ -10,7 +10,10 @@ func (d *Decoder) decodeReplyInto(rep *Reply, rec *Record) error {
 	f.reset()
 	d.sc.echoed = false
 	d.sc.raw = d.sc.raw[:0]
-	h := readHeaders(rep.Headers)
+	h := &d.sc.hdr
+	if !d.sc.hdrRead { // rawHTTP reads them while framing
+		*h = readHeaders(rep.Headers)
+	}
 	if rec.HTTPRequestID == "" && h.requestID != "" {
 		rec.HTTPRequestID = h.requestID
 	}
@@ -20,7 +23,7 @@ func (d *Decoder) decodeReplyInto(rep *Reply, rec *Record) error {
 		err = d.grpcReply(rep, f, rec)
 	} else {
 		rec.Binding = BindingHTTP
-		err = d.body(rep.Body, &h, f, rec)
+		err = d.body(rep.Body, h, f, rec)
 	}
 	if err != nil {
 		rec.Kind = KindUnknown
@@ -29,7 +32,7 @@ func (d *Decoder) decodeReplyInto(rep *Reply, rec *Record) error {
 	if rep.Binding != BindingUnknown && rec.Binding == BindingHTTP && rep.Binding == BindingJSONRPC && rec.Envelope == EnvNone {
 		rec.Binding = BindingJSONRPC // a JSON-RPC call answered by a proxy page
 	}
-	d.classify(rep, &h, f, rec)
+	d.classify(rep, h, f, rec)
 	if d.opt.KeepRaw > 0 && len(rep.Body) > 0 {
 		d.sc.raw = RedactRaw(d.sc.raw[:0], rep.Body, d.opt.KeepRaw)
 	}
