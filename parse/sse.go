@@ -6,6 +6,14 @@ import "bytes"
 
 // looksSSE reports whether a body is an event stream without the media type.
 func looksSSE(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	switch b[0] { // every field line starts with one of these
+	case 'd', 'e', 'i', ':':
+	default:
+		return false
+	}
 	return bytes.HasPrefix(b, []byte("data:")) || bytes.HasPrefix(b, []byte("event:")) ||
 		bytes.HasPrefix(b, []byte("id:")) || bytes.HasPrefix(b, []byte(": "))
 }
