@@ -359,8 +359,9 @@ func mayHoldSecret(s string) bool {
 				return true
 			}
 		}
-		// Branch-free run length: the low bit of a class is "part of a word".
-		run = (run + 1) * int(k&1)
+		// Branch-free run length: the low bit of a class is "part of a
+		// word"; -(k&1) is all ones for a word byte, zero for a separator.
+		run = (run + 1) & -int(k&1)
 		if run >= 15 {
 			return true
 		}
