@@ -63,21 +63,21 @@ func (h *hdrInfo) observe(n, v string) bool {
 	// Dispatch on length and first letter before comparing names.
 	switch c := n[0] | 0x20; {
 	case c == 'c' && len(n) == 12 && equalFoldASCII(n, "Content-Type"):
-		h.contentType = strings.TrimSpace(v)
+		h.contentType = trimHeader(v)
 	case c == 'r' && len(n) == 11 && equalFoldASCII(n, "Retry-After"):
-		h.retryAfter = strings.TrimSpace(v)
+		h.retryAfter = trimHeader(v)
 	case c == 'r' && len(n) == 9 && equalFoldASCII(n, "RateLimit"):
-		h.rateLimit = joinHeader(h.rateLimit, strings.TrimSpace(v))
+		h.rateLimit = joinHeader(h.rateLimit, trimHeader(v))
 	case c == 'r' && len(n) == 16 && equalFoldASCII(n, "RateLimit-Policy"):
-		h.rateLimitPolicy = joinHeader(h.rateLimitPolicy, strings.TrimSpace(v))
+		h.rateLimitPolicy = joinHeader(h.rateLimitPolicy, trimHeader(v))
 	case c == 'r' && len(n) == 15 && equalFoldASCII(n, "RateLimit-Reset"):
-		h.rlResetField = strings.TrimSpace(v)
+		h.rlResetField = trimHeader(v)
 	case c == 'x' && len(n) == 17 && equalFoldASCII(n, "X-RateLimit-Reset"):
-		h.xrlReset = strings.TrimSpace(v)
+		h.xrlReset = trimHeader(v)
 	case c == 'x' && len(n) == 20 && equalFoldASCII(n, "X-RateLimit-Resource"):
-		h.xrlResource = strings.TrimSpace(v)
+		h.xrlResource = trimHeader(v)
 	case (c == 'x' || c == 'r') && (equalFoldASCII(n, "X-Request-Id") || equalFoldASCII(n, "Request-Id") || equalFoldASCII(n, "X-Correlation-Id")):
-		h.requestID = strings.TrimSpace(v)
+		h.requestID = trimHeader(v)
 	case c == 'x' && len(n) == 19 && equalFoldASCII(n, "X-Envoy-Ratelimited"):
 		h.envoyLimited = true
 	case c == 'x' && len(n) == 18 && equalFoldASCII(n, "X-Envoy-Overloaded"):
@@ -87,6 +87,15 @@ func (h *hdrInfo) observe(n, v string) bool {
 		return true
 	}
 	return false
+}
+
+// trimHeader is strings.TrimSpace minus the call for a value with nothing
+// to trim (raw HTTP framing trims values already).
+func trimHeader(s string) string {
+	if n := len(s); n == 0 || s[0] > ' ' && s[0] < 0x80 && s[n-1] > ' ' && s[n-1] < 0x80 {
+		return s
+	}
+	return strings.TrimSpace(s)
 }
 
 // joinHeader keeps the first line of a split list field; a second line is
