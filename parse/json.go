@@ -504,6 +504,24 @@ func (v jval) get(key string) jval {
 	return jval{}
 }
 
+// getAtType is get("@type"), the member every typed detail has, with the
+// key compared as a constant (no call).
+func (v jval) getAtType() jval {
+	if v.kind != jObject {
+		return jval{}
+	}
+	t := v.t
+	ents := t.ents
+	for i, end := v.i+1, ents[v.i].next; i < end; {
+		e := &ents[i]
+		if e.keyEnd-e.keyStart == 7 && string(t.data[e.keyStart+1:e.keyEnd-1]) == "@type" {
+			return jval{t: t, i: i, kind: e.kind}
+		}
+		i = e.next
+	}
+	return jval{}
+}
+
 // int returns the value as an integer: a JSON number (fraction truncated) or
 // a string holding one (ProtoJSON int64). ok is false for anything else.
 func (v jval) int() (int64, bool) {
