@@ -136,7 +136,7 @@ type Pipeline struct {
 
 	// insert stage state: touched only by the insert goroutine
 	ledger Ledger
-	lag    map[int32]int64
+	lag    map[int32]partLag
 }
 
 // slot is a decoded batch on its way to ClickHouse: the batch and the
@@ -183,7 +183,7 @@ func New(cfg Config, r *kafka.Reader, conn driver.Conn) (*Pipeline, error) {
 		insertSQL: "INSERT INTO " + cfg.Table + " (" + strings.Join(LandingColumns, ", ") + ")",
 		parts:     map[int32]*partState{},
 		win:       newWindow(cfg.DedupWindow),
-		lag:       map[int32]int64{},
+		lag:       map[int32]partLag{},
 	}
 	for i := 0; i < cfg.Workers; i++ {
 		p.decs = append(p.decs, parse.NewDecoder(cfg.Decoder))
@@ -723,20 +723,41 @@ func (p *Pipeline) commit(hard context.Context, adv map[int32]int64) {
 	}
 }
 
+// partLag is one partition's lag as of the last batch that held it.
+type partLag struct {
+	msgs int64
+	seen time.Time
+}
+
+// lagExpiry forgets a partition that no batch held for this long. A
+// partition this member owns and lags on turns up in every few batches; one
+// that moved to another member in a rebalance never does again, and its
+// last lag must not stay in the sum. An idle partition expires too, with
+// nothing to add (its lag was 0).
+const lagExpiry = time.Minute
+
 func (p *Pipeline) updateLag(b *batch, maxObsMS int64) {
+	p.updateLagAt(b, maxObsMS, time.Now())
+}
+
+func (p *Pipeline) updateLagAt(b *batch, maxObsMS int64, now time.Time) {
 	for i := range b.msgs {
 		m := &b.msgs[i]
 		if m.HighWaterMark > 0 {
-			p.lag[int32(m.Partition)] = max(m.HighWaterMark-m.Offset-1, 0)
+			p.lag[int32(m.Partition)] = partLag{msgs: max(m.HighWaterMark-m.Offset-1, 0), seen: now}
 		}
 	}
 	var sum int64
-	for _, l := range p.lag {
-		sum += l
+	for part, l := range p.lag {
+		if now.Sub(l.seen) > lagExpiry {
+			delete(p.lag, part)
+			continue
+		}
+		sum += l.msgs
 	}
 	p.m.LagMessages.Set(float64(sum))
 	if maxObsMS > 0 {
-		p.m.LagSeconds.Set(max(float64(time.Now().UnixMilli()-maxObsMS)/1000, 0))
+		p.m.LagSeconds.Set(max(float64(now.UnixMilli()-maxObsMS)/1000, 0))
 	}
 }
 
