@@ -175,7 +175,10 @@ type rowMeta struct {
 	ingestedAt  int64 // Unix seconds
 }
 
-// appendRow adds one landing row. rec's strings are copied into the arena;
+// appendRow adds one landing row. rec's strings are copied into the arena,
+// except the values of parse's enumerated types (Protocol, Binding,
+// Envelope, Kind, the two Source types, Finding), which are always parse's
+// constants and so outlive the Decoder's buffers;
 // derr is nil for a decoded row and the decode failure for a dead-letter row,
 // raw the redacted bytes kept for a dead-letter row.
 func (c *columns) appendRow(m *rowMeta, rec *parse.Record, derr *parse.DecodeError, raw []byte) {
@@ -230,16 +233,16 @@ func (c *columns) appendRow(m *rowMeta, rec *parse.Record, derr *parse.DecodeErr
 		ih = xxhash.Sum64String(rec.IdempotencyKey)
 	}
 	c.idemHash = append(c.idemHash, ih)
-	c.protocol = append(c.protocol, a.str(string(rec.Protocol)))
-	c.binding = append(c.binding, a.str(string(rec.Binding)))
-	c.envelope = append(c.envelope, a.str(string(rec.Envelope)))
+	c.protocol = append(c.protocol, string(rec.Protocol))
+	c.binding = append(c.binding, string(rec.Binding))
+	c.envelope = append(c.envelope, string(rec.Envelope))
 	c.httpStatus = append(c.httpStatus, clampU16(rec.HTTPStatus))
 	c.grpcStatus = append(c.grpcStatus, rec.GRPCStatusName()) // static table string
 	c.jsonrpcCode = append(c.jsonrpcCode, int32(rec.JSONRPCCode))
 	c.code = append(c.code, a.str(rec.Code))
 	c.reason = append(c.reason, a.str(rec.Reason))
 	c.domain = append(c.domain, a.str(rec.Domain))
-	c.kind = append(c.kind, a.str(string(rec.Kind)))
+	c.kind = append(c.kind, string(rec.Kind))
 	if rec.Typed {
 		c.typed = append(c.typed, 1)
 	} else {
@@ -253,13 +256,13 @@ func (c *columns) appendRow(m *rowMeta, rec *parse.Record, derr *parse.DecodeErr
 	default:
 		c.retryable = append(c.retryable, -1)
 	}
-	c.retryableSource = append(c.retryableSource, a.str(string(rec.RetryableSource)))
+	c.retryableSource = append(c.retryableSource, string(rec.RetryableSource))
 	ra := rec.RetryAfterMS
 	if ra < 0 {
 		ra = -1
 	}
 	c.retryAfterMS = append(c.retryAfterMS, ra)
-	c.retryAfterSource = append(c.retryAfterSource, a.str(string(rec.RetryAfterSource)))
+	c.retryAfterSource = append(c.retryAfterSource, string(rec.RetryAfterSource))
 	c.limit = append(c.limit, a.str(rec.Limit))
 	c.scope = append(c.scope, a.str(rec.Scope))
 	c.errorID = append(c.errorID, a.str(rec.ErrorID))
@@ -278,7 +281,7 @@ func (c *columns) appendRow(m *rowMeta, rec *parse.Record, derr *parse.DecodeErr
 	c.violationDescs = append(c.violationDescs, c.flat[start:len(c.flat):len(c.flat)])
 	start = len(c.flat)
 	for _, f := range rec.Findings {
-		c.flat = append(c.flat, a.str(string(f)))
+		c.flat = append(c.flat, string(f))
 	}
 	c.finding = append(c.finding, c.flat[start:len(c.flat):len(c.flat)])
 
