@@ -350,7 +350,11 @@ func (p *Pipeline) batchLoop(hard context.Context, in <-chan kafka.Message, out 
 				cur.reset()
 				timer.Reset(l.Wait)
 			}
-			if cur.add(m, l, time.Now()) && !flush() {
+			var now time.Time // only the first message's time is kept
+			if len(cur.msgs) == 0 {
+				now = time.Now()
+			}
+			if cur.add(m, l, now) && !flush() {
 				return
 			}
 		case <-timer.C:
