@@ -59,7 +59,7 @@ func (d *Decoder) decodeMessage(value []byte, headers []MsgHeader, kafkaTimeMS i
 	switch {
 	case value[0] == '{' || isWS(value[0]):
 		err = d.event(value, rep, out)
-	case len(value) > 7 && string(value[:7]) == "HTTP/1.": // a constant compare, no call
+	case len(value) >= 7 && string(value[:7]) == "HTTP/1.": // a constant compare, no call
 		d.contextFromHeaders(headers, rep, out)
 		err = d.rawHTTP(value, rep)
 	case bytes.HasPrefix(value, []byte("GRPC")):
