@@ -183,13 +183,9 @@ func (d *Decoder) eventReply(v jval, rep *Reply) *DecodeError {
 				}
 				return errAt(ErrWrongType, "event.reply.body", -1, "body is not a string")
 			}
-			s := x.rawStr()
-			if bytes.IndexByte(s, '\\') >= 0 {
-				d.sc.body = appendUnescaped(d.sc.body[:0], s)
-				rep.Body = d.sc.body
-			} else {
-				rep.Body = s
-			}
+			// Unescaped while the event was validated (tape.scanUnescape);
+			// the bytes stay put until the next message.
+			rep.Body = stringBytes(d.sc.ar.str(x))
 		case "body_base64":
 			if x.kind != jString {
 				return errAt(ErrWrongType, "event.reply.body_base64", -1, "body_base64 is not a string")

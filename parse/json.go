@@ -58,7 +58,14 @@ func (v jval) ok() bool { return v.kind != jNone }
 type tape struct {
 	data []byte
 	ents []tapeEnt
+	// Escaped string values are unescaped while they are validated: their
+	// contents go to unesc and the entry's span to spans, so reading them
+	// later costs no second pass.
+	unesc []byte
+	spans []unescSpan
 }
+
+type unescSpan struct{ ent, start, end int32 }
 
 type tapeEnt struct {
 	start, end, next int32
@@ -107,6 +114,7 @@ func buildTape(t *tape, data []byte, maxDepth int) (ErrReason, int) {
 		return ErrTooLarge, 0
 	}
 	ents := t.ents[:cap(t.ents)]
+	t.unesc, t.spans = t.unesc[:0], t.spans[:0]
 	n := 0
 	d := data
 	p := skipWS(d, 0)
@@ -157,11 +165,11 @@ value:
 				break
 			}
 		}
-		end, r = scanString(d, p)
-		if r != "" {
+		if end, r = t.scanUnescape(d, p, int32(n)); r != "" {
 			return fail(t, ents, r, end)
 		}
-		ents[n].set(int32(p), int32(end), int32(n+1), kStart, kEnd, jString, false)
+		// plain when the special bytes were only non-ASCII letters
+		ents[n].set(int32(p), int32(end), int32(n+1), kStart, kEnd, jString, len(t.spans) == 0 || t.spans[len(t.spans)-1].ent != int32(n))
 		goto stringDone
 	valueString:
 		ents[n].set(int32(p), int32(end), int32(n+1), kStart, kEnd, jString, true)
@@ -373,6 +381,107 @@ func special8(b []byte) uint64 {
 	q := x ^ (lsb * '"')
 	e := x ^ (lsb * '\\')
 	return (((q - lsb) &^ q) | ((e - lsb) &^ e) | (x - lsb*0x20) | x) & msb
+}
+
+// scanUnescape is scanString for a string value that left the fast path;
+// ent is its tape entry. When the string holds an escape, its unescaped
+// contents are appended to t.unesc and their span recorded for ent (as
+// appendUnescaped would write them); a string whose special bytes were only
+// non-ASCII letters records nothing and reads as plain.
+func (t *tape) scanUnescape(d []byte, p int, ent int32) (int, ErrReason) {
+	// The contents are never longer than the rest of the document; 8 bytes
+	// more let runs be copied a word at a time.
+	base := len(t.unesc)
+	if cap(t.unesc)-base < len(d)-p+8 {
+		g := make([]byte, base, 2*cap(t.unesc)+len(d)-p+8)
+		copy(g, t.unesc)
+		t.unesc = g
+	}
+	out := t.unesc[:cap(t.unesc)]
+	j := base
+	escaped := false
+	p++
+	for p < len(d) {
+		for p+8 <= len(d) {
+			x := binary.LittleEndian.Uint64(d[p:])
+			binary.LittleEndian.PutUint64(out[j:], x)
+			if m := special8(d[p:]); m != 0 {
+				k := bits.TrailingZeros64(m) >> 3
+				p += k
+				j += k
+				goto found
+			}
+			p += 8
+			j += 8
+		}
+		for p < len(d) && !strSpecial[d[p]] {
+			out[j] = d[p]
+			p++
+			j++
+		}
+	found:
+		if p >= len(d) {
+			break
+		}
+		switch c := d[p]; {
+		case c == '"':
+			if escaped {
+				t.unesc = out[:j]
+				t.spans = append(t.spans, unescSpan{ent, int32(base), int32(j)})
+			}
+			return p + 1, ""
+		case c == '\\':
+			escaped = true
+			if p+1 >= len(d) {
+				return p, ErrInvalidJSON
+			}
+			switch e := d[p+1]; e {
+			case '"', '\\', '/':
+				out[j] = e
+			case 'b':
+				out[j] = '\b'
+			case 'f':
+				out[j] = '\f'
+			case 'n':
+				out[j] = '\n'
+			case 'r':
+				out[j] = '\r'
+			case 't':
+				out[j] = '\t'
+			case 'u':
+				if p+6 > len(d) || !isHex4(d[p+2:p+6]) {
+					return p, ErrInvalidJSON
+				}
+				r := rune(hex4(d[p+2 : p+6]))
+				p += 6
+				if r >= 0xD800 && r < 0xDC00 && p+6 <= len(d) && d[p] == '\\' && d[p+1] == 'u' && isHex4(d[p+2:p+6]) {
+					if lo := rune(hex4(d[p+2 : p+6])); lo >= 0xDC00 && lo < 0xE000 {
+						r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
+						p += 6
+					}
+				}
+				if r >= 0xD800 && r < 0xE000 {
+					r = utf8.RuneError
+				}
+				j += utf8.EncodeRune(out[j:], r)
+				continue
+			default:
+				return p, ErrInvalidJSON
+			}
+			p += 2
+			j++
+		case c < 0x20:
+			return p, ErrInvalidJSON
+		default:
+			r, n := utf8.DecodeRune(d[p:])
+			if r == utf8.RuneError && n <= 1 {
+				return p, ErrInvalidUTF8
+			}
+			j += copy(out[j:], d[p:p+n])
+			p += n
+		}
+	}
+	return p, ErrInvalidJSON
 }
 
 // scanString returns the end (just past the closing quote) of the string
@@ -609,6 +718,11 @@ func (a *arena) str(v jval) string {
 	if e.plain {
 		return bytesToString(v.t.data[e.start+1 : e.end-1])
 	}
+	for _, sp := range v.t.spans { // a handful per document at most
+		if sp.ent == v.i {
+			return bytesToString(v.t.unesc[sp.start:sp.end])
+		}
+	}
 	return a.unescape(v.t.data[e.start+1 : e.end-1])
 }
 
@@ -621,6 +735,15 @@ func (a *arena) reset() { a.buf = a.buf[:0] }
 
 // bytesToString views b as a string without copying. The caller guarantees b
 // is not modified while the string is in use (see Record's doc).
+// stringBytes views s as bytes without copying; the caller must not
+// modify them.
+func stringBytes(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
 func bytesToString(b []byte) string {
 	if len(b) == 0 {
 		return ""
