@@ -99,6 +99,10 @@ func FuzzValidateJSON(f *testing.F) {
 			if got := a.str(tp.root()); got != want {
 				t.Fatalf("unescape(%q) = %q; encoding/json gives %q", data, got, want)
 			}
+			// The same for escaped member names.
+			if got := string(appendUnescaped(nil, tp.root().inner())); got != want {
+				t.Fatalf("appendUnescaped(%q) = %q; encoding/json gives %q", data, got, want)
+			}
 		}
 	})
 }

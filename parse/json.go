@@ -385,9 +385,9 @@ func special8(b []byte) uint64 {
 
 // scanUnescape is scanString for a string value that left the fast path;
 // ent is its tape entry. When the string holds an escape, its unescaped
-// contents are appended to t.unesc and their span recorded for ent (as
-// appendUnescaped would write them); a string whose special bytes were only
-// non-ASCII letters records nothing and reads as plain.
+// contents are appended to t.unesc and their span recorded for ent; a
+// string whose special bytes were only non-ASCII letters records nothing
+// and reads as plain.
 func (t *tape) scanUnescape(d []byte, p int, ent int32) (int, ErrReason) {
 	// The contents are never longer than the rest of the document; 8 bytes
 	// more let runs be copied a word at a time.
@@ -435,41 +435,18 @@ func (t *tape) scanUnescape(d []byte, p int, ent int32) (int, ErrReason) {
 			if p+1 >= len(d) {
 				return p, ErrInvalidJSON
 			}
-			switch e := d[p+1]; e {
-			case '"', '\\', '/':
-				out[j] = e
-			case 'b':
-				out[j] = '\b'
-			case 'f':
-				out[j] = '\f'
-			case 'n':
-				out[j] = '\n'
-			case 'r':
-				out[j] = '\r'
-			case 't':
-				out[j] = '\t'
-			case 'u':
-				if p+6 > len(d) || !isHex4(d[p+2:p+6]) {
-					return p, ErrInvalidJSON
-				}
-				r := rune(hex4(d[p+2 : p+6]))
-				p += 6
-				if r >= 0xD800 && r < 0xDC00 && p+6 <= len(d) && d[p] == '\\' && d[p+1] == 'u' && isHex4(d[p+2:p+6]) {
-					if lo := rune(hex4(d[p+2 : p+6])); lo >= 0xDC00 && lo < 0xE000 {
-						r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
-						p += 6
-					}
-				}
-				if r >= 0xD800 && r < 0xE000 {
-					r = utf8.RuneError
-				}
-				j += utf8.EncodeRune(out[j:], r)
+			if b := escapedByte[d[p+1]]; b != 0 {
+				out[j] = b
+				p += 2
+				j++
 				continue
-			default:
+			}
+			if d[p+1] != 'u' || p+6 > len(d) || !isHex4(d[p+2:p+6]) {
 				return p, ErrInvalidJSON
 			}
-			p += 2
-			j++
+			r, n := unicodeEscape(d, p)
+			p += n
+			j += utf8.EncodeRune(out[j:], r)
 		case c < 0x20:
 			return p, ErrInvalidJSON
 		default:
@@ -780,87 +757,63 @@ func (a *arena) unescape(s []byte) string {
 	if i < 0 {
 		return bytesToString(s)
 	}
-	a.grow(len(s) + 8) // appendUnescaped's word stores
+	a.grow(len(s))
 	start := len(a.buf)
 	a.buf = appendUnescaped(a.buf, s)
 	return bytesToString(a.buf[start:])
 }
 
 // appendUnescaped appends the JSON string contents s (validated, without
-// quotes) to dst with its escapes resolved.
+// quotes) to dst with its escapes resolved. String values are unescaped by
+// tape.scanUnescape while they are validated; this serves escaped member
+// names, which are rare.
 func appendUnescaped(dst, s []byte) []byte {
-	// The result is never longer than s. Reserving 8 bytes more lets the
-	// copy store whole words, the last of which may reach past the result.
-	if cap(dst)-len(dst) < len(s)+8 {
-		g := make([]byte, len(dst), 2*cap(dst)+len(s)+8)
-		copy(g, dst)
-		dst = g
-	}
-	out := dst[:cap(dst)]
-	i, j := 0, len(dst)
-	for i < len(s) {
-		// Copy 8 bytes at a time up to the next backslash (exact lowest
-		// mark, as in special8).
-		for i+8 <= len(s) {
-			x := binary.LittleEndian.Uint64(s[i:])
-			binary.LittleEndian.PutUint64(out[j:], x)
-			b := x ^ (lsb * '\\')
-			if m := (b - lsb) &^ b & msb; m != 0 {
-				k := bits.TrailingZeros64(m) >> 3
-				i += k
-				j += k
-				goto escape
-			}
-			i += 8
-			j += 8
-		}
-		for i < len(s) && s[i] != '\\' {
-			out[j] = s[i]
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '\\' {
+			dst = append(dst, c)
 			i++
-			j++
-		}
-		if i >= len(s) {
-			break
-		}
-	escape:
-		if i+1 >= len(s) {
-			break
-		}
-		switch c := s[i+1]; c {
-		case 'n':
-			out[j] = '\n'
-		case 't':
-			out[j] = '\t'
-		case 'r':
-			out[j] = '\r'
-		case 'b':
-			out[j] = '\b'
-		case 'f':
-			out[j] = '\f'
-		case 'u':
-			if i+6 > len(s) {
-				return out[:j]
-			}
-			r := rune(hex4(s[i+2 : i+6]))
-			i += 6
-			if r >= 0xD800 && r < 0xDC00 && i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
-				if lo := rune(hex4(s[i+2 : i+6])); lo >= 0xDC00 && lo < 0xE000 {
-					r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
-					i += 6
-				}
-			}
-			if r >= 0xD800 && r < 0xE000 {
-				r = utf8.RuneError
-			}
-			j += utf8.EncodeRune(out[j:], r)
 			continue
-		default:
-			out[j] = c
 		}
-		i += 2
-		j++
+		if i+1 >= len(s) {
+			return dst
+		}
+		if e := s[i+1]; e != 'u' { // s is valid: any other escape is one byte
+			if b := escapedByte[e]; b != 0 {
+				e = b
+			}
+			dst = append(dst, e)
+			i += 2
+			continue
+		}
+		if i+6 > len(s) {
+			return dst
+		}
+		r, n := unicodeEscape(s, i)
+		dst = utf8.AppendRune(dst, r)
+		i += n
 	}
-	return out[:j]
+	return dst
+}
+
+// escapedByte is the byte each one-letter escape stands for (0: none).
+var escapedByte = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// unicodeEscape decodes the \uXXXX escape at s[i] (its four hex digits
+// checked by the caller) and returns the rune and the bytes it took: a high
+// surrogate followed by an escaped low one makes one rune of 12 bytes; a
+// lone surrogate becomes U+FFFD, as encoding/json reads it.
+func unicodeEscape(s []byte, i int) (rune, int) {
+	r := rune(hex4(s[i+2 : i+6]))
+	if r >= 0xD800 && r < 0xDC00 && i+12 <= len(s) && s[i+6] == '\\' && s[i+7] == 'u' && isHex4(s[i+8:i+12]) {
+		if lo := rune(hex4(s[i+8 : i+12])); lo >= 0xDC00 && lo < 0xE000 {
+			return 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00), 12
+		}
+	}
+	if r >= 0xD800 && r < 0xE000 {
+		r = utf8.RuneError
+	}
+	return r, 6
 }
 
 func hex4(b []byte) int {
