@@ -154,7 +154,7 @@ value:
 		}
 		goto value
 	case '"':
-		// scanString's fast path, inlined: a string with no escapes,
+		// The string fast path, inlined: a string with no escapes,
 		// control or non-ASCII bytes ends at the first special byte.
 		for end = p + 1; end+8 <= len(d); end += 8 {
 			if m := special8(d[end:]); m != 0 {
@@ -247,7 +247,7 @@ key:
 			break
 		}
 	}
-	end, r = scanString(d, p)
+	end, r = t.scanUnescape(d, p, -1) // -1: a member name, no span
 	if r != "" {
 		return fail(t, ents, r, end)
 	}
@@ -383,11 +383,13 @@ func special8(b []byte) uint64 {
 	return (((q - lsb) &^ q) | ((e - lsb) &^ e) | (x - lsb*0x20) | x) & msb
 }
 
-// scanUnescape is scanString for a string value that left the fast path;
-// ent is its tape entry. When the string holds an escape, its unescaped
-// contents are appended to t.unesc and their span recorded for ent; a
-// string whose special bytes were only non-ASCII letters records nothing
-// and reads as plain.
+// scanUnescape validates the string starting at d[p] == '"' that left the
+// fast path (an escape, a control or non-ASCII byte, or the document's end
+// near) and returns its end, or the position of the first problem and its
+// reason. ent is the value's tape entry, -1 for a member name (read raw).
+// When a value holds an escape, its unescaped contents are appended to
+// t.unesc and their span recorded for ent; a string whose special bytes
+// were only non-ASCII letters records nothing and reads as plain.
 func (t *tape) scanUnescape(d []byte, p int, ent int32) (int, ErrReason) {
 	// The contents are never longer than the rest of the document; 8 bytes
 	// more let runs be copied a word at a time.
@@ -425,7 +427,7 @@ func (t *tape) scanUnescape(d []byte, p int, ent int32) (int, ErrReason) {
 		}
 		switch c := d[p]; {
 		case c == '"':
-			if escaped {
+			if escaped && ent >= 0 {
 				t.unesc = out[:j]
 				t.spans = append(t.spans, unescSpan{ent, int32(base), int32(j)})
 			}
@@ -450,9 +452,9 @@ func (t *tape) scanUnescape(d []byte, p int, ent int32) (int, ErrReason) {
 		case c < 0x20:
 			return p, ErrInvalidJSON
 		default:
-			r, n := utf8.DecodeRune(d[p:])
-			if r == utf8.RuneError && n <= 1 {
-				return p, ErrInvalidUTF8
+			n, r := runeAt(d, p)
+			if r != "" {
+				return p, r
 			}
 			j += copy(out[j:], d[p:p+n])
 			p += n
@@ -461,55 +463,13 @@ func (t *tape) scanUnescape(d []byte, p int, ent int32) (int, ErrReason) {
 	return p, ErrInvalidJSON
 }
 
-// scanString returns the end (just past the closing quote) of the string
-// starting at d[p] == '"', or the position of the first problem and its reason.
-func scanString(d []byte, p int) (int, ErrReason) {
-	p++
-	for p < len(d) {
-		for p+8 <= len(d) {
-			if m := special8(d[p:]); m != 0 {
-				p += bits.TrailingZeros64(m) >> 3
-				goto found
-			}
-			p += 8
-		}
-		for p < len(d) && !strSpecial[d[p]] {
-			p++
-		}
-	found:
-		if p >= len(d) {
-			break
-		}
-		c := d[p]
-		switch {
-		case c == '"':
-			return p + 1, ""
-		case c == '\\':
-			if p+1 >= len(d) {
-				return p, ErrInvalidJSON
-			}
-			switch d[p+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				p += 2
-			case 'u':
-				if p+6 > len(d) || !isHex4(d[p+2:p+6]) {
-					return p, ErrInvalidJSON
-				}
-				p += 6
-			default:
-				return p, ErrInvalidJSON
-			}
-		case c < 0x20:
-			return p, ErrInvalidJSON
-		default:
-			r, n := utf8.DecodeRune(d[p:])
-			if r == utf8.RuneError && n <= 1 {
-				return p, ErrInvalidUTF8
-			}
-			p += n
-		}
+// runeAt returns the length of the UTF-8 sequence at d[p], or the reason
+// it is not one.
+func runeAt(d []byte, p int) (int, ErrReason) {
+	if r, n := utf8.DecodeRune(d[p:]); r != utf8.RuneError || n > 1 {
+		return n, ""
 	}
-	return p, ErrInvalidJSON
+	return 0, ErrInvalidUTF8
 }
 
 func isHex4(b []byte) bool {
