@@ -18,7 +18,6 @@ type hdrInfo struct {
 	requestID       string // X-Request-Id / Request-Id
 	envoyLimited    bool   // x-envoy-ratelimited
 	envoyOverloaded bool   // x-envoy-overloaded
-	credential      bool   // a credential header was present (and dropped)
 }
 
 // sensitiveHeader reports whether a header carries a credential and must
@@ -83,7 +82,6 @@ func (h *hdrInfo) observe(n, v string) bool {
 	case c == 'x' && len(n) == 18 && equalFoldASCII(n, "X-Envoy-Overloaded"):
 		h.envoyOverloaded = true
 	case sensitiveHeader(n):
-		h.credential = true
 		return true
 	}
 	return false

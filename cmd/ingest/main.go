@@ -144,6 +144,17 @@ func newLogger(o *options, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, ho))
 }
 
+// validSettings reports settings that can never work (a database name
+// that is not a plain identifier, a retention under a day), so that they
+// stop start-up instead of the retry loop that waits for a server.
+func validSettings(o *options, log *slog.Logger) bool {
+	if err := o.schemaOptions().Validate(); err != nil {
+		log.Error("invalid settings", "error", err)
+		return false
+	}
+	return true
+}
+
 // tuneGC applies --gc.percent and --memory.limit-mib unless the Go
 // runtime's own GOGC and GOMEMLIMIT are set. A batch's rows are garbage
 // once inserted, so the default GC target (100 %) collects several times
@@ -224,8 +235,7 @@ func runMigrate(args []string, stdout, stderr io.Writer) int {
 	}
 	o.resolve()
 	log := newLogger(o, stderr)
-	if err := o.schemaOptions().Validate(); err != nil {
-		log.Error("invalid settings", "error", err)
+	if !validSettings(o, log) {
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -266,10 +276,7 @@ func runIngest(args []string, stderr io.Writer) int {
 	}
 	o.resolve()
 	log := newLogger(o, stderr)
-	// A setting that can never work stops here instead of in the retry
-	// loop below, which waits for a server that is down.
-	if err := o.schemaOptions().Validate(); err != nil {
-		log.Error("invalid settings", "error", err)
+	if !validSettings(o, log) {
 		return 2
 	}
 	tuneGC(o)
