@@ -306,20 +306,21 @@ func clampU16(v int) uint16 {
 	return uint16(v)
 }
 
-// appendTo appends every column of c to the driver batch b, column by
-// column. The driver copies the values, so c may be reset afterwards.
-func (c *columns) appendTo(b driver.Batch) error {
-	cols := []any{
-		c.dead, c.eventID, c.observedAt, c.observedAtMS, c.ingestedAt,
-		c.topic, c.partition, c.offset,
-		c.sourceKind, c.sourceID, c.agent, c.endpoint, c.caller, c.method, c.attempt,
-		c.httpRequestID, c.jsonrpcID, c.messageID, c.taskID, c.idemHash,
-		c.protocol, c.binding, c.envelope, c.httpStatus, c.grpcStatus, c.jsonrpcCode,
-		c.code, c.reason, c.domain, c.kind, c.typed,
-		c.retryable, c.retryableSource, c.retryAfterMS, c.retryAfterSource,
-		c.limit, c.scope, c.errorID, c.requestID, c.message,
-		c.violationFields, c.violationDescs, c.finding,
-		c.dlReason, c.dlError, c.raw,
+// appendTo appends rows [lo, hi) of every column of c to the driver batch
+// b, column by column. The driver copies the values, so c may be reset
+// afterwards.
+func (c *columns) appendTo(b driver.Batch, lo, hi int) error {
+	cols := [...]any{
+		c.dead[lo:hi], c.eventID[lo:hi], c.observedAt[lo:hi], c.observedAtMS[lo:hi], c.ingestedAt[lo:hi],
+		c.topic[lo:hi], c.partition[lo:hi], c.offset[lo:hi],
+		c.sourceKind[lo:hi], c.sourceID[lo:hi], c.agent[lo:hi], c.endpoint[lo:hi], c.caller[lo:hi], c.method[lo:hi], c.attempt[lo:hi],
+		c.httpRequestID[lo:hi], c.jsonrpcID[lo:hi], c.messageID[lo:hi], c.taskID[lo:hi], c.idemHash[lo:hi],
+		c.protocol[lo:hi], c.binding[lo:hi], c.envelope[lo:hi], c.httpStatus[lo:hi], c.grpcStatus[lo:hi], c.jsonrpcCode[lo:hi],
+		c.code[lo:hi], c.reason[lo:hi], c.domain[lo:hi], c.kind[lo:hi], c.typed[lo:hi],
+		c.retryable[lo:hi], c.retryableSource[lo:hi], c.retryAfterMS[lo:hi], c.retryAfterSource[lo:hi],
+		c.limit[lo:hi], c.scope[lo:hi], c.errorID[lo:hi], c.requestID[lo:hi], c.message[lo:hi],
+		c.violationFields[lo:hi], c.violationDescs[lo:hi], c.finding[lo:hi],
+		c.dlReason[lo:hi], c.dlError[lo:hi], c.raw[lo:hi],
 	}
 	if len(cols) != len(LandingColumns) {
 		return fmt.Errorf("ingest: %d column buffers for %d landing columns", len(cols), len(LandingColumns))

@@ -42,6 +42,14 @@ type Config struct {
 	RedactRaw func(dst, value []byte, max int) []byte
 	RawMax    int // bytes of raw kept per dead-letter row; default 4 KiB, <0 keeps none
 
+	// InsertBlockRows is the size of the blocks one INSERT sends; default
+	// 8,192. The driver builds its column buffers anew for every INSERT
+	// and keeps them from block to block, so small blocks spare it growing
+	// them to the size of a whole batch. ClickHouse squashes the blocks of
+	// an INSERT (up to min_insert_block_size_rows, about a million rows)
+	// before writing, so a batch is still one part per table partition.
+	InsertBlockRows int
+
 	Backoff         Backoff
 	InsertTimeout   time.Duration // one insert attempt; default 60s
 	ShutdownTimeout time.Duration // flush and commit after the stop signal; default 30s
@@ -70,6 +78,9 @@ func (c *Config) defaults() {
 	}
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	if c.InsertBlockRows <= 0 {
+		c.InsertBlockRows = 8192
 	}
 	if c.DedupWindow == 0 {
 		c.DedupWindow = 1 << 18
@@ -236,7 +247,6 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 	}()
 
-	msgs := make(chan kafka.Message, 1024)
 	batches := make(chan *batch, 1)
 	free := make(chan *batch, 4) // filling, queued, decoding, inserting: bounded memory
 	for i := 0; i < cap(free); i++ {
@@ -252,9 +262,8 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}
 	decoded := make(chan *slot, 1)
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); p.fetch(fetchCtx, msgs) }()
-	go func() { defer wg.Done(); p.batchLoop(hard, msgs, batches, free) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); p.batchLoop(fetchCtx, hard, batches, free) }()
 	decodeDone := make(chan error, 1)
 	go func() { decodeDone <- p.decodeLoop(hard, batches, decoded, slots) }()
 	if p.cfg.Retain != nil {
@@ -285,44 +294,31 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	return err
 }
 
-// fetch moves messages from Kafka to out until ctx ends, then closes out.
-func (p *Pipeline) fetch(ctx context.Context, out chan<- kafka.Message) {
-	defer close(out)
-	for {
-		m, err := p.r.FetchMessage(ctx)
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, io.EOF) {
-				return
-			}
-			p.m.FetchErrors.Inc()
-			p.warn.Log(slog.LevelWarn, "kafka fetch failed", "error", err)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Second):
-			}
-			continue
-		}
-		p.m.Consumed.Inc()
-		p.m.ConsumedBytes.Add(float64(len(m.Value)))
-		select {
-		case out <- m:
-		case <-ctx.Done():
-			return // m is not committed: it will be fetched again
-		}
-	}
-}
-
-// batchLoop cuts the message stream into batches. It blocks (and so stops
-// fetching) while the writer has no free batch.
-func (p *Pipeline) batchLoop(hard context.Context, in <-chan kafka.Message, out chan<- *batch, free chan *batch) {
+// batchLoop fetches messages and cuts them into batches, which it sends to
+// out. A batch is cut at its row or byte limit, or when its oldest message
+// waited Limits.Wait: the fetch of the next message is bounded by that
+// deadline. batchLoop blocks (and so stops fetching) while the writer has
+// no free batch. When fetchCtx ends it sends the batch in hand and closes
+// out; a message fetched but not sent is not committed and will be fetched
+// again.
+func (p *Pipeline) batchLoop(fetchCtx, hard context.Context, out chan<- *batch, free chan *batch) {
 	defer close(out)
 	l := p.cfg.Limits
-	var cur *batch
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
+	var (
+		cur            *batch
+		ctx            = fetchCtx // bounded by cur's deadline while cur has messages
+		cancel         = context.CancelFunc(func() {})
+		counted, bytes int // consumed messages and value bytes not yet in the metrics
+	)
+	account := func() {
+		p.m.Consumed.Add(float64(counted))
+		p.m.ConsumedBytes.Add(float64(bytes))
+		counted, bytes = 0, 0
+	}
 	flush := func() bool {
-		timer.Stop()
+		cancel()
+		ctx, cancel = fetchCtx, func() {}
+		account()
 		if cur == nil || len(cur.msgs) == 0 {
 			return true
 		}
@@ -334,35 +330,51 @@ func (p *Pipeline) batchLoop(hard context.Context, in <-chan kafka.Message, out 
 			return false
 		}
 	}
+	defer func() { cancel() }()
 	for {
-		select {
-		case m, ok := <-in:
-			if !ok {
+		m, err := p.r.FetchMessage(ctx)
+		if err != nil {
+			switch {
+			case fetchCtx.Err() != nil || errors.Is(err, io.EOF):
 				flush()
 				return
-			}
-			if cur == nil {
-				select {
-				case cur = <-free:
-				case <-hard.Done():
+			case ctx.Err() != nil: // cur waited Limits.Wait
+				if !flush() {
 					return
 				}
-				cur.reset()
-				timer.Reset(l.Wait)
+				continue
 			}
-			var now time.Time // only the first message's time is kept
-			if len(cur.msgs) == 0 {
-				now = time.Now()
+			p.m.FetchErrors.Inc()
+			p.warn.Log(slog.LevelWarn, "kafka fetch failed", "error", err)
+			select {
+			case <-fetchCtx.Done():
+				flush()
+				return
+			case <-time.After(time.Second):
 			}
-			if cur.add(m, l, now) && !flush() {
+			continue
+		}
+		counted++
+		bytes += len(m.Value)
+		if cur == nil {
+			select {
+			case cur = <-free:
+			case <-hard.Done():
 				return
 			}
-		case <-timer.C:
-			if !flush() {
-				return
-			}
-		case <-hard.Done():
+			cur.reset()
+		}
+		var now time.Time // only the first message's time is kept
+		if len(cur.msgs) == 0 {
+			now = time.Now()
+			due, stop := context.WithDeadline(fetchCtx, now.Add(l.Wait))
+			ctx, cancel = due, stop
+		}
+		if cur.add(m, l, now) && !flush() {
 			return
+		}
+		if counted >= 1024 {
+			account()
 		}
 	}
 }
@@ -668,10 +680,18 @@ func (p *Pipeline) insertOnce(hard context.Context, s *slot, settings map[string
 	if err != nil {
 		return err
 	}
+	step := p.cfg.InsertBlockRows
 	for w := 0; w < s.used; w++ {
-		if err := s.cols[w].appendTo(bt); err != nil {
-			_ = bt.Abort()
-			return err
+		c := s.cols[w]
+		for lo := 0; lo < c.n; lo += step {
+			if err := c.appendTo(bt, lo, min(lo+step, c.n)); err != nil {
+				_ = bt.Abort()
+				return err
+			}
+			if err := bt.Flush(); err != nil {
+				_ = bt.Abort()
+				return err
+			}
 		}
 	}
 	return bt.Send()

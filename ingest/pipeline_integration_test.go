@@ -122,3 +122,52 @@ func checkCommittedToEnd(t *testing.T, s *stack, partitions int) {
 		}
 	}
 }
+
+// TestBatchSentInBlocksIsOnePart sends each insert as many small blocks
+// (InsertBlockRows) and checks that ClickHouse still writes one part per
+// insert into errors, not one per block, and that every event is stored
+// once.
+func TestBatchSentInBlocksIsOnePart(t *testing.T) {
+	s := newStack(t, 1)
+	const n = 12000
+	s.produce(t, goodEvents("blocks", 0, n))
+
+	reg := prometheus.NewRegistry()
+	m := ingest.NewMetrics(reg)
+	cfg := s.config(testLogger(t), m)
+	cfg.Limits = ingest.Limits{Rows: n, Wait: 10 * time.Second}
+	cfg.InsertBlockRows = 1000
+	run := s.start(t, cfg)
+	s.waitFor(t, 3*time.Minute, "all events stored", func(c counts) bool { return c.errors >= n })
+	if err := run.stop(t); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	c, _ := s.counts(t)
+	checkExact(t, c, n, 0)
+
+	inserts := histogramCount(t, m.BatchRows)
+	if inserts == 0 || inserts > 3 {
+		t.Fatalf("%d inserts for %d events in batches of up to %d; want 1 to 3", inserts, n, n)
+	}
+	// Each part written gets the next block number of the table, and a
+	// merge keeps the range of the parts it merged: the range counts the
+	// parts ever written.
+	var written uint64
+	q := "SELECT toUInt64(max(max_block_number) - min(min_block_number) + 1) FROM system.parts WHERE database = ? AND table = 'errors'"
+	if err := s.conn.QueryRow(t.Context(), q, s.sopt.Database).Scan(&written); err != nil {
+		t.Fatal(err)
+	}
+	if written != inserts {
+		t.Errorf("errors got %d parts from %d inserts of %d-row blocks; want one part per insert", written, inserts, cfg.InsertBlockRows)
+	}
+}
+
+// histogramCount reads how many observations a histogram holds.
+func histogramCount(t *testing.T, h prometheus.Histogram) uint64 {
+	t.Helper()
+	var pb dto.Metric
+	if err := h.Write(&pb); err != nil {
+		t.Fatal(err)
+	}
+	return pb.GetHistogram().GetSampleCount()
+}

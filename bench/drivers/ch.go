@@ -116,12 +116,16 @@ type inserter interface {
 
 // chGoInserter is ingest's path: PrepareBatch, batch.Column(i).Append(slice)
 // for the 46 columns, Send (ingest/pipeline.go insertOnce, columns.appendTo).
+// With block > 0 the rows go in blocks of that many, each sent by Flush, as
+// ingest does since session 3 (Config.InsertBlockRows); 0 is the one-block
+// insert ingest used before.
 type chGoInserter struct {
-	conn driver.Conn
-	sql  string
+	conn  driver.Conn
+	sql   string
+	block int
 }
 
-func newClickhouseGo(addr, table string) (*chGoInserter, error) {
+func newClickhouseGo(addr, table string, block int) (*chGoInserter, error) {
 	conn, err := clickhouse.Open(&clickhouse.Options{
 		Addr:         []string{addr},
 		Protocol:     clickhouse.Native,
@@ -134,7 +138,7 @@ func newClickhouseGo(addr, table string) (*chGoInserter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &chGoInserter{conn: conn, sql: "INSERT INTO " + table + " (" + strings.Join(colNames(), ", ") + ")"}, nil
+	return &chGoInserter{conn: conn, sql: "INSERT INTO " + table + " (" + strings.Join(colNames(), ", ") + ")", block: block}, nil
 }
 
 func (i *chGoInserter) insert(ctx context.Context, c *cols) error {
@@ -142,13 +146,50 @@ func (i *chGoInserter) insert(ctx context.Context, c *cols) error {
 	if err != nil {
 		return err
 	}
-	for k, v := range c.list() {
-		if err := b.Column(k).Append(v); err != nil {
-			_ = b.Abort()
-			return fmt.Errorf("column %s: %w", schema.LandingColumns[k].Name, err)
+	n := c.rows()
+	step := i.block
+	if step <= 0 {
+		step = n
+	}
+	for lo := 0; lo < n; lo += step {
+		hi := min(lo+step, n)
+		for k, v := range c.list() {
+			if err := b.Column(k).Append(rowsOf(v, lo, hi)); err != nil {
+				_ = b.Abort()
+				return fmt.Errorf("column %s: %w", schema.LandingColumns[k].Name, err)
+			}
+		}
+		if i.block > 0 {
+			if err := b.Flush(); err != nil {
+				_ = b.Abort()
+				return err
+			}
 		}
 	}
 	return b.Send()
+}
+
+// rowsOf returns rows [lo, hi) of one column slice.
+func rowsOf(v any, lo, hi int) any {
+	switch v := v.(type) {
+	case []uint8:
+		return v[lo:hi]
+	case []int8:
+		return v[lo:hi]
+	case []uint16:
+		return v[lo:hi]
+	case []int32:
+		return v[lo:hi]
+	case []int64:
+		return v[lo:hi]
+	case []uint64:
+		return v[lo:hi]
+	case []string:
+		return v[lo:hi]
+	case [][]string:
+		return v[lo:hi]
+	}
+	panic(fmt.Sprintf("rowsOf: no case for %T", v))
 }
 
 func (i *chGoInserter) close() { i.conn.Close() }

@@ -5,7 +5,7 @@
 //
 //	driverbench ch-setup  -db DB
 //	driverbench ch-probe           does ch-go talk to this server (as it comes, and through shim.go)?
-//	driverbench ch        -db DB -driver clickhouse-go|ch-go|ch-go-direct [-table landing_null] [-batches 20] [-rows 50000]
+//	driverbench ch        -db DB -driver clickhouse-go|clickhouse-go-blocks|ch-go|ch-go-direct [-table landing_null] [-batches 20] [-rows 50000]
 //	driverbench ch-verify -db DB    the same batch through each driver into landing_mt: the stored rows must agree
 //	driverbench ch-drop   -db DB
 //	driverbench kafka-drop -topic T -group G1,G2,...
@@ -106,7 +106,9 @@ func runCH(ctx context.Context, addr, table, driver string, rows, warm, batches 
 	var ins inserter
 	switch driver {
 	case "clickhouse-go":
-		ins, err = newClickhouseGo(addr, table)
+		ins, err = newClickhouseGo(addr, table, 0)
+	case "clickhouse-go-blocks":
+		ins, err = newClickhouseGo(addr, table, 8192)
 	case "ch-go":
 		ins, err = newChGo(ctx, addr, table, false)
 	case "ch-go-direct":
@@ -166,11 +168,13 @@ func verifyCH(ctx context.Context, addr, db string, rows int) error {
 		c.dead[i], c.dlReason[i], c.dlError[i], c.raw[i] = 1, "bad_json", "bad_json at $.reply.body offset 17", "{\"error\":"
 	}
 	var first string
-	for _, d := range []string{"clickhouse-go", "ch-go", "ch-go-direct"} {
+	for _, d := range []string{"clickhouse-go", "clickhouse-go-blocks", "ch-go", "ch-go-direct"} {
 		var ins inserter
 		switch d {
 		case "clickhouse-go":
-			ins, err = newClickhouseGo(addr, db+".landing_mt")
+			ins, err = newClickhouseGo(addr, db+".landing_mt", 0)
+		case "clickhouse-go-blocks":
+			ins, err = newClickhouseGo(addr, db+".landing_mt", 1000) // several blocks even for the verify batch
 		default:
 			ins, err = newChGo(ctx, addr, db+".landing_mt", d == "ch-go-direct")
 		}

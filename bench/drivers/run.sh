@@ -47,11 +47,11 @@ echo "## ClickHouse ($ERRTRAIL_CLICKHOUSE_ADDR)"
 "$B" ch-setup -db "$db"
 "$B" ch-verify -db "$db"
 for r in $(seq "$RUNS"); do
-	for d in clickhouse-go ch-go ch-go-direct; do
+	for d in clickhouse-go clickhouse-go-blocks ch-go ch-go-direct; do
 		"$B" ch -db "$db" -table landing_null -driver "$d"
 	done
 done
-for d in clickhouse-go ch-go ch-go-direct; do
+for d in clickhouse-go clickhouse-go-blocks ch-go ch-go-direct; do
 	"$B" ch -db "$db" -table landing_mt -driver "$d"
 done
 

@@ -26,6 +26,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/errtrail/errtrail/ingest"
+	"github.com/errtrail/errtrail/internal/chdial"
 	"github.com/errtrail/errtrail/internal/decodecli"
 	"github.com/errtrail/errtrail/parse"
 	"github.com/errtrail/errtrail/schema"
@@ -181,10 +182,12 @@ func connectClickHouse(ctx context.Context, o *options) (driver.Conn, error) {
 		return nil, fmt.Errorf("clickhouse TLS: %w", err)
 	}
 	conn, err := clickhouse.Open(&clickhouse.Options{
-		Addr:         splitList(*o.chAddr),
-		Protocol:     clickhouse.Native,
-		Auth:         clickhouse.Auth{Database: "default", Username: *o.chUser, Password: *o.chPass},
-		TLS:          tc,
+		Addr:     splitList(*o.chAddr),
+		Protocol: clickhouse.Native,
+		Auth:     clickhouse.Auth{Database: "default", Username: *o.chUser, Password: *o.chPass},
+		// chdial does TLS and bounds every write: the driver sends the
+		// blocks of an INSERT with no deadline of its own.
+		DialContext:  (&chdial.Dialer{Timeout: 10 * time.Second, WriteTimeout: *o.insertTimeout, TLS: tc}).DialContext,
 		Compression:  &clickhouse.Compression{Method: clickhouse.CompressionLZ4},
 		DialTimeout:  10 * time.Second,
 		ReadTimeout:  *o.insertTimeout,
