@@ -326,12 +326,32 @@ func (c *columns) appendTo(b driver.Batch, lo, hi int) error {
 		return fmt.Errorf("ingest: %d column buffers for %d landing columns", len(cols), len(LandingColumns))
 	}
 	for i, v := range cols {
-		if err := b.Column(i).Append(v); err != nil {
+		col := b.Column(i)
+		if rows, ok := v.([][]string); ok {
+			// The driver appends a [][]string by reflection, with
+			// an allocation per row; a []string row takes its
+			// typed path, and the empty rows (most of them) share
+			// one boxed value.
+			for _, r := range rows {
+				var row any = noStrings
+				if len(r) > 0 {
+					row = r
+				}
+				if err := col.AppendRow(row); err != nil {
+					return &columnError{column: LandingColumns[i], err: err}
+				}
+			}
+			continue
+		}
+		if err := col.Append(v); err != nil {
 			return &columnError{column: LandingColumns[i], err: err}
 		}
 	}
 	return nil
 }
+
+// noStrings is the empty array row, boxed once.
+var noStrings any = []string{}
 
 // columnError says which column the driver refused: a schema mismatch.
 type columnError struct {

@@ -154,7 +154,7 @@ func (i *chGoInserter) insert(ctx context.Context, c *cols) error {
 	for lo := 0; lo < n; lo += step {
 		hi := min(lo+step, n)
 		for k, v := range c.list() {
-			if err := b.Column(k).Append(rowsOf(v, lo, hi)); err != nil {
+			if err := appendColumn(b.Column(k), rowsOf(v, lo, hi), i.block > 0); err != nil {
 				_ = b.Abort()
 				return fmt.Errorf("column %s: %w", schema.LandingColumns[k].Name, err)
 			}
@@ -168,6 +168,29 @@ func (i *chGoInserter) insert(ctx context.Context, c *cols) error {
 	}
 	return b.Send()
 }
+
+// appendColumn appends one column's slice. With typedArrays it appends the
+// rows of an Array(String) column one by one, as ingest does
+// (ingest/columns.go appendTo): the driver appends a [][]string by
+// reflection with an allocation per row.
+func appendColumn(col driver.BatchColumn, v any, typedArrays bool) error {
+	rows, ok := v.([][]string)
+	if !ok || !typedArrays {
+		return col.Append(v)
+	}
+	for _, r := range rows {
+		var row any = noStrings
+		if len(r) > 0 {
+			row = r
+		}
+		if err := col.AppendRow(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var noStrings any = []string{}
 
 // rowsOf returns rows [lo, hi) of one column slice.
 func rowsOf(v any, lo, hi int) any {

@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 )
@@ -32,7 +33,7 @@ func main() {
 	brokers := fs.String("brokers", env("ERRTRAIL_KAFKA_BROKERS", "127.0.0.1:19092"), "Kafka brokers")
 	db := fs.String("db", "errtrail_driverbench", "ClickHouse database (created by ch-setup, dropped by ch-drop)")
 	table := fs.String("table", "landing_null", "table in -db")
-	driver := fs.String("driver", "", "clickhouse-go, ch-go, ch-go-direct | kafka-go, franz-go")
+	driver := fs.String("driver", "", "clickhouse-go, clickhouse-go-blocks, ch-go, ch-go-direct | kafka-go, franz-go")
 	batches := fs.Int("batches", 20, "ch: measured batches")
 	warm := fs.Int("warmup", 2, "ch: unmeasured batches first")
 	rows := fs.Int("rows", 50000, "ch: rows per batch")
@@ -41,7 +42,18 @@ func main() {
 	n := fs.Int("n", 1_000_000, "kafka: messages to consume")
 	every := fs.Int("commit-every", 50_000, "kafka: messages per commit")
 	shim := fs.Bool("chgo-shim", true, "ch-go: rewrite the server's revision 54412 to 54420 (shim.go)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	_ = fs.Parse(os.Args[2:])
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	chgoShim = *shim
 	for _, a := range []string{*chAddr, *brokers} {
 		for _, h := range strings.Split(a, ",") {
