@@ -3,7 +3,8 @@
 // A Pipeline consumes one topic with a kafka-go consumer group, cuts the
 // stream into batches bounded by rows, bytes and time, decodes each batch on
 // all cores with parse.Decoder (order inside a partition is kept), and writes
-// it with ONE columnar INSERT into the `landing` table, whose materialized
+// it with ONE columnar INSERT (sent in blocks of InsertBlockRows) into the
+// `landing` table, whose materialized
 // views fan the rows out to errors, dead_letter, lookups, rollups and
 // ingest_progress. Only after ClickHouse accepted a batch are its Kafka
 // offsets committed.
