@@ -231,6 +231,56 @@ func TestFaultClickHouseUnreachable(t *testing.T) {
 	s.checkOnce(t, n, 0)
 }
 
+// TestFaultClickHouseFrozen: ClickHouse stops answering for 20 s without
+// closing anything (SIGSTOP: connections stay open, nothing reads or
+// replies, as behind a network black hole). Each insert attempt must end at
+// the insert timeout and be retried, ingest stays ready, and once the server
+// answers again every event is stored once.
+func TestFaultClickHouseFrozen(t *testing.T) {
+	skipShort(t)
+	s := newStack(t, 4)
+	const n = 40000
+	m := ingest.NewMetrics(nil)
+	cfg := s.config(testLogger(t), m)
+	cfg.InsertTimeout = 5 * time.Second
+	run := s.start(t, cfg)
+	s.produce(t, goodEvents("chfrozen", 0, 2000))
+	s.waitFor(t, 2*time.Minute, "first rows", func(c counts) bool { return c.errors >= 2000 })
+
+	stackCmd(t, "pause-clickhouse")
+	frozen := time.Now()
+	thawed := false
+	defer func() {
+		if !thawed {
+			stackCmd(t, "resume-clickhouse")
+		}
+	}()
+	s.produce(t, goodEvents("chfrozen", 2000, n-2000))
+	waitUntil(t, time.Minute, "an insert attempt to time out and be retried", func() bool {
+		var sum float64
+		for _, c := range ingest.ErrClasses {
+			sum += value(m.InsertRetries.WithLabelValues(string(c)))
+		}
+		return sum > 0
+	})
+	time.Sleep(20*time.Second - time.Since(frozen))
+	if !run.p.Ready() {
+		t.Error("not ready while ClickHouse is frozen; want ready (it is retrying)")
+	}
+	stackCmd(t, "resume-clickhouse")
+	thawed = true
+	s.waitFor(t, 4*time.Minute, "all events stored", func(c counts) bool { return c.errorIDs >= n })
+	if err := run.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	s.checkOnce(t, n, 0)
+	for _, c := range ingest.ErrClasses {
+		if v := value(m.InsertRetries.WithLabelValues(string(c))); v > 0 {
+			t.Logf("insert retries (%s): %v", c, v)
+		}
+	}
+}
+
 // TestFaultKafkaRestart: the broker restarts while events flow.
 func TestFaultKafkaRestart(t *testing.T) {
 	skipShort(t)
