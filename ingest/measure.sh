@@ -21,6 +21,8 @@ set -a
 . "${ERRTRAIL_STACK_DIR:-$PWD/.stack}/env"
 set +a
 PORT="${ERRTRAIL_MEASURE_PORT:-19199}"
+read -r -a lflags <<<"${LOADGEN_FLAGS:-}"
+read -r -a iflags <<<"${INGEST_FLAGS:-}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/ingest" ./cmd/ingest
@@ -29,10 +31,10 @@ TCK="$(getconf CLK_TCK)"
 
 rows() { curl -sf "http://127.0.0.1:$PORT/metrics" | awk '/^errtrail_ingest_rows_inserted_total /{printf "%d", $2}'; }
 cpu() { awk -v t="$TCK" '{printf "%.2f", ($14+$15)/t}' "/proc/$1/stat"; }
-flood() { "$tmp/loadgen" flood --events "$N" --kafka.topic "$1" --progress 0 ${LOADGEN_FLAGS:-} >"$tmp/loadgen.log" 2>&1; }
+flood() { "$tmp/loadgen" flood --events "$N" --kafka.topic "$1" --progress 0 "${lflags[@]}" >"$tmp/loadgen.log" 2>&1; }
 start_ingest() {
 	"$tmp/ingest" run --kafka.topic "$1" --kafka.group "measure-$1" --clickhouse.database "$2" \
-		--http.listen-address "127.0.0.1:$PORT" ${INGEST_FLAGS:-} 2>"$tmp/ingest.log" &
+		--http.listen-address "127.0.0.1:$PORT" "${iflags[@]}" 2>"$tmp/ingest.log" &
 	PID=$!
 	until curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null; do sleep 0.2; done
 }
