@@ -5,6 +5,10 @@
 #   ingest/measure.sh [EVENTS]      default 1000000
 #   LOADGEN_FLAGS="--body-form json"  passed to loadgen flood
 #   INGEST_FLAGS="--gc.percent 100"   passed to ingest run
+#   MEASURE_KEEP=1                    keep the two databases for inspection
+#                                     (by default they are dropped: ClickHouse
+#                                     would go on merging them in the
+#                                     background and slow later measurements)
 #
 # Two runs, each on a fresh topic and a fresh database:
 #   catch-up   EVENTS are produced first, then ingest starts and drains them;
@@ -24,7 +28,16 @@ PORT="${ERRTRAIL_MEASURE_PORT:-19199}"
 read -r -a lflags <<<"${LOADGEN_FLAGS:-}"
 read -r -a iflags <<<"${INGEST_FLAGS:-}"
 tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+id="$(date +%s)"
+cleanup() {
+	if [[ "${MEASURE_KEEP:-}" != 1 ]]; then
+		for db in "errtrail_measure_c$id" "errtrail_measure_s$id"; do
+			curl -sf "http://$ERRTRAIL_CLICKHOUSE_HTTP/" --data-binary "DROP DATABASE IF EXISTS $db" >/dev/null || true
+		done
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
 go build -o "$tmp/ingest" ./cmd/ingest
 go build -o "$tmp/loadgen" ./cmd/loadgen
 TCK="$(getconf CLK_TCK)"
@@ -52,7 +65,6 @@ report() { # name t0 t1 cpu0 cpu1
 		printf "%-10s %d events in %.1f s: %.0f events/s; ingest CPU %.1f s = %.2f us/event\n",
 			name, n, t1-t0, n/(t1-t0), c1-c0, (c1-c0)*1e6/n }'
 }
-id="$(date +%s)"
 
 # catch-up
 topic="measure.catchup.$id" db="errtrail_measure_c$id"
@@ -76,4 +88,8 @@ wait_rows
 t1="$(date +%s.%N)" c1="$(cpu "$PID")"
 stop_ingest
 report sustained "$t0" "$t1" "$c0" "$c1"
-echo "(databases $db and errtrail_measure_c$id and topics measure.*.$id are left for inspection)"
+if [[ "${MEASURE_KEEP:-}" == 1 ]]; then
+	echo "(databases $db and errtrail_measure_c$id and topics measure.*.$id are left for inspection)"
+else
+	echo "(topics measure.*.$id are left; MEASURE_KEEP=1 keeps the databases too)"
+fi
