@@ -34,11 +34,11 @@ type batch struct {
 	first time.Time // when the first message was added
 
 	// filled by the writer
-	todo   []int           // indices of msgs to decode (not replays)
-	maxOff map[int32]int64 // highest offset per partition, skipped ones included
+	todo   []int                    // indices of msgs to decode (not replays)
+	maxOff map[TopicPartition]int64 // highest offset per partition, skipped ones included
 }
 
-func newBatch() *batch { return &batch{maxOff: map[int32]int64{}} }
+func newBatch() *batch { return &batch{maxOff: map[TopicPartition]int64{}} }
 
 func (b *batch) reset() {
 	clear(b.msgs) // drop references to message bytes
@@ -46,7 +46,7 @@ func (b *batch) reset() {
 	b.bytes = 0
 	b.first = time.Time{}
 	b.todo = b.todo[:0]
-	b.maxOff = map[int32]int64{} // handed to the Ledger; never reused
+	b.maxOff = map[TopicPartition]int64{} // handed to the Ledger; never reused
 }
 
 // msgSize is the size a message counts for in Limits.Bytes.

@@ -13,7 +13,7 @@ import (
 // went to another member stop counting in consumer_lag_messages once no
 // batch held them for lagExpiry; partitions still owned keep counting.
 func TestLagForgetsPartitionsThatMovedAway(t *testing.T) {
-	p := &Pipeline{lag: map[int32]partLag{}, m: NewMetrics(prometheus.NewRegistry())}
+	p := &Pipeline{lag: map[TopicPartition]partLag{}, m: NewMetrics(prometheus.NewRegistry())}
 	at := func(parts ...int) *batch {
 		b := newBatch()
 		for _, part := range parts {
@@ -34,7 +34,7 @@ func TestLagForgetsPartitionsThatMovedAway(t *testing.T) {
 	if got := gaugeValue(t, p.m.LagMessages); got != 200 {
 		t.Errorf("lag a minute after partition 2 left = %v; want 200", got)
 	}
-	if _, ok := p.lag[2]; ok {
+	if _, ok := p.lag[TopicPartition{Partition: 2}]; ok {
 		t.Error("partition 2 is still remembered")
 	}
 	// Within the expiry a partition between batches still counts.

@@ -13,18 +13,24 @@ package ingest
 type Ledger struct {
 	next    uint64
 	pending []ledgerEntry // open batches in sequence order
-	done    map[int32]int64
+	done    map[TopicPartition]int64
+}
+
+// TopicPartition names one partition of one topic.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
 }
 
 type ledgerEntry struct {
 	seq     uint64
-	max     map[int32]int64
+	max     map[TopicPartition]int64
 	written bool
 }
 
 // Open registers a batch holding offsets up to max[partition] and returns
 // its sequence number. max is kept; the caller must not change it.
-func (l *Ledger) Open(max map[int32]int64) uint64 {
+func (l *Ledger) Open(max map[TopicPartition]int64) uint64 {
 	l.next++
 	l.pending = append(l.pending, ledgerEntry{seq: l.next, max: max})
 	return l.next
@@ -33,18 +39,18 @@ func (l *Ledger) Open(max map[int32]int64) uint64 {
 // Written marks batch seq as stored and returns the partitions whose
 // committable offset advanced, with the new highest stored offset (the Kafka
 // commit is that offset + 1, which kafka-go adds). The map is fresh.
-func (l *Ledger) Written(seq uint64) map[int32]int64 {
+func (l *Ledger) Written(seq uint64) map[TopicPartition]int64 {
 	for i := range l.pending {
 		if l.pending[i].seq == seq {
 			l.pending[i].written = true
 		}
 	}
-	adv := map[int32]int64{}
+	adv := map[TopicPartition]int64{}
 	n := 0
 	for n < len(l.pending) && l.pending[n].written {
 		for p, off := range l.pending[n].max {
 			if l.done == nil {
-				l.done = map[int32]int64{}
+				l.done = map[TopicPartition]int64{}
 			}
 			if cur, ok := l.done[p]; !ok || off > cur {
 				l.done[p] = off
@@ -59,7 +65,7 @@ func (l *Ledger) Written(seq uint64) map[int32]int64 {
 
 // Committable returns the highest stored offset of partition p and whether
 // any is known.
-func (l *Ledger) Committable(p int32) (int64, bool) {
+func (l *Ledger) Committable(p TopicPartition) (int64, bool) {
 	off, ok := l.done[p]
 	return off, ok
 }

@@ -11,9 +11,9 @@ import (
 // batch that is not written.
 func TestLedgerLaterSuccessDoesNotPassFailedBatch(t *testing.T) {
 	var l Ledger
-	a := l.Open(map[int32]int64{0: 10, 1: 5})
-	b := l.Open(map[int32]int64{0: 20})
-	c := l.Open(map[int32]int64{1: 9, 2: 3})
+	a := l.Open(map[TopicPartition]int64{tp(0): 10, tp(1): 5})
+	b := l.Open(map[TopicPartition]int64{tp(0): 20})
+	c := l.Open(map[TopicPartition]int64{tp(1): 9, tp(2): 3})
 
 	// b and c succeed while a is still failing: nothing may be committed.
 	if adv := l.Written(b); len(adv) != 0 {
@@ -22,12 +22,12 @@ func TestLedgerLaterSuccessDoesNotPassFailedBatch(t *testing.T) {
 	if adv := l.Written(c); len(adv) != 0 {
 		t.Fatalf("Written(c) before a: got %v; want nothing committable", adv)
 	}
-	if _, ok := l.Committable(0); ok {
+	if _, ok := l.Committable(tp(0)); ok {
 		t.Fatal("partition 0 committable while batch a is not written")
 	}
 	// a finally succeeds: the whole prefix is written.
 	adv := l.Written(a)
-	want := map[int32]int64{0: 20, 1: 9, 2: 3}
+	want := map[TopicPartition]int64{tp(0): 20, tp(1): 9, tp(2): 3}
 	if !maps.Equal(adv, want) {
 		t.Fatalf("Written(a): got %v; want %v", adv, want)
 	}
@@ -39,20 +39,20 @@ func TestLedgerLaterSuccessDoesNotPassFailedBatch(t *testing.T) {
 func TestLedgerInOrder(t *testing.T) {
 	var l Ledger
 	for i, tc := range []struct {
-		max  map[int32]int64
-		want map[int32]int64
+		max  map[TopicPartition]int64
+		want map[TopicPartition]int64
 	}{
-		{map[int32]int64{0: 1, 1: 1}, map[int32]int64{0: 1, 1: 1}},
-		{map[int32]int64{0: 5}, map[int32]int64{0: 5}},
-		{map[int32]int64{0: 3}, map[int32]int64{}}, // never moves back
-		{map[int32]int64{}, map[int32]int64{}},     // a batch of replays only
+		{map[TopicPartition]int64{tp(0): 1, tp(1): 1}, map[TopicPartition]int64{tp(0): 1, tp(1): 1}},
+		{map[TopicPartition]int64{tp(0): 5}, map[TopicPartition]int64{tp(0): 5}},
+		{map[TopicPartition]int64{tp(0): 3}, map[TopicPartition]int64{}}, // never moves back
+		{map[TopicPartition]int64{}, map[TopicPartition]int64{}},         // a batch of replays only
 	} {
 		seq := l.Open(tc.max)
 		if got := l.Written(seq); !maps.Equal(got, tc.want) {
 			t.Errorf("batch %d: got %v; want %v", i, got, tc.want)
 		}
 	}
-	if off, _ := l.Committable(0); off != 5 {
+	if off, _ := l.Committable(tp(0)); off != 5 {
 		t.Errorf("Committable(0) = %d; want 5", off)
 	}
 }
@@ -61,14 +61,35 @@ func TestLedgerInOrder(t *testing.T) {
 // uncommitted however many later batches succeed.
 func TestLedgerFailedBatchBlocksForever(t *testing.T) {
 	var l Ledger
-	l.Written(l.Open(map[int32]int64{0: 1}))
-	l.Open(map[int32]int64{0: 2}) // fails, never written
+	l.Written(l.Open(map[TopicPartition]int64{tp(0): 1}))
+	l.Open(map[TopicPartition]int64{tp(0): 2}) // fails, never written
 	for i := int64(3); i < 100; i++ {
-		if adv := l.Written(l.Open(map[int32]int64{0: i})); len(adv) != 0 {
+		if adv := l.Written(l.Open(map[TopicPartition]int64{tp(0): i})); len(adv) != 0 {
 			t.Fatalf("offset moved to %v past the failed batch", adv)
 		}
 	}
-	if off, _ := l.Committable(0); off != 1 {
+	if off, _ := l.Committable(tp(0)); off != 1 {
 		t.Fatalf("Committable(0) = %d; want 1", off)
+	}
+}
+
+// tp names partition n of the topic "t".
+func tp(n int32) TopicPartition { return TopicPartition{Topic: "t", Partition: n} }
+
+// Partition 0 of one topic is not partition 0 of another: each keeps its
+// own committable offset.
+func TestLedgerTopicsAreSeparate(t *testing.T) {
+	var l Ledger
+	a := TopicPartition{Topic: "a", Partition: 0}
+	b := TopicPartition{Topic: "b", Partition: 0}
+	adv := l.Written(l.Open(map[TopicPartition]int64{a: 7, b: 3}))
+	if !maps.Equal(adv, map[TopicPartition]int64{a: 7, b: 3}) {
+		t.Fatalf("got %v; want a/0 at 7 and b/0 at 3", adv)
+	}
+	if adv := l.Written(l.Open(map[TopicPartition]int64{b: 9})); !maps.Equal(adv, map[TopicPartition]int64{b: 9}) {
+		t.Fatalf("got %v; want only b/0 to advance", adv)
+	}
+	if off, _ := l.Committable(a); off != 7 {
+		t.Fatalf("a/0 committable at %d; want 7", off)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -30,8 +31,8 @@ type RetainFunc func(ctx context.Context, conn driver.Conn) error
 
 // Config configures a Pipeline. Zero values take the documented defaults.
 type Config struct {
-	Topic  string // the topic the reader consumes; used for replay filtering
-	Table  string // insert target, database-qualified if needed; default "landing"
+	Topics []string // the topics the reader consumes; used for replay filtering
+	Table  string   // insert target, database-qualified if needed; default "landing"
 	Limits Limits
 
 	Workers     int           // decode goroutines; default GOMAXPROCS
@@ -138,7 +139,7 @@ type Pipeline struct {
 	failed    atomic.Pointer[PermanentError]
 
 	// decode stage state: touched only by the decode goroutine
-	parts map[int32]*partState
+	parts map[TopicPartition]*partState
 	win   *window
 	decs  []*parse.Decoder
 	recs  []parse.Record
@@ -147,7 +148,7 @@ type Pipeline struct {
 
 	// insert stage state: touched only by the insert goroutine
 	ledger Ledger
-	lag    map[int32]partLag
+	lag    map[TopicPartition]partLag
 }
 
 // slot is a decoded batch on its way to ClickHouse: the batch and the
@@ -178,23 +179,23 @@ type workerStats struct {
 }
 
 // New returns a Pipeline reading r (a consumer-group kafka.Reader on
-// cfg.Topic) and writing through conn (native protocol).
+// cfg.Topics) and writing through conn (native protocol).
 func New(cfg Config, r *kafka.Reader, conn driver.Conn) (*Pipeline, error) {
 	cfg.defaults()
 	if cfg.Progress == nil {
 		return nil, errors.New("ingest: Config.Progress is required")
 	}
-	if cfg.Topic == "" {
-		return nil, errors.New("ingest: Config.Topic is required")
+	if len(cfg.Topics) == 0 || slices.Contains(cfg.Topics, "") {
+		return nil, errors.New("ingest: Config.Topics must name at least one topic, and no empty one")
 	}
 	p := &Pipeline{
 		cfg: cfg, r: r, conn: conn, m: cfg.Metrics, log: cfg.Logger,
 		bad:       NewLogLimiter(cfg.Logger, 10, 10*time.Second),
 		warn:      NewLogLimiter(cfg.Logger, 5, 10*time.Second),
 		insertSQL: "INSERT INTO " + cfg.Table + " (" + strings.Join(LandingColumns, ", ") + ")",
-		parts:     map[int32]*partState{},
+		parts:     map[TopicPartition]*partState{},
 		win:       newWindow(cfg.DedupWindow),
-		lag:       map[int32]partLag{},
+		lag:       map[TopicPartition]partLag{},
 	}
 	for i := 0; i < cfg.Workers; i++ {
 		p.decs = append(p.decs, parse.NewDecoder(cfg.Decoder))
@@ -452,7 +453,8 @@ func (p *Pipeline) filterReplays(hard context.Context, b *batch) error {
 	skipped := 0
 	for i := range b.msgs {
 		m := &b.msgs[i]
-		st := p.part(int32(m.Partition))
+		key := TopicPartition{m.Topic, int32(m.Partition)}
+		st := p.part(key)
 		if (!st.known || m.Offset != st.last+1) && !refreshed {
 			if err := p.refreshProgress(hard); err != nil {
 				return err
@@ -461,8 +463,8 @@ func (p *Pipeline) filterReplays(hard context.Context, b *batch) error {
 		}
 		st.known = true
 		st.last = m.Offset
-		if cur, ok := b.maxOff[int32(m.Partition)]; !ok || m.Offset > cur {
-			b.maxOff[int32(m.Partition)] = m.Offset
+		if cur, ok := b.maxOff[key]; !ok || m.Offset > cur {
+			b.maxOff[key] = m.Offset
 		}
 		if m.Offset <= st.floor && st.floor > st.own && m.HighWaterMark > 0 && st.floor >= m.HighWaterMark {
 			// ClickHouse holds offsets this log never reached: the topic was
@@ -470,7 +472,7 @@ func (p *Pipeline) filterReplays(hard context.Context, b *batch) error {
 			// every new message up to the old offsets; store them instead.
 			if !st.warned {
 				p.log.Error("stored progress is beyond the end of the partition (topic recreated?); ignoring it for this partition",
-					"partition", m.Partition, "stored", st.floor, "high_watermark", m.HighWaterMark)
+					"topic", m.Topic, "partition", m.Partition, "stored", st.floor, "high_watermark", m.HighWaterMark)
 				st.warned = true
 			}
 			st.floor = st.own
@@ -490,27 +492,39 @@ func (p *Pipeline) filterReplays(hard context.Context, b *batch) error {
 	return nil
 }
 
-func (p *Pipeline) part(n int32) *partState {
-	st := p.parts[n]
+func (p *Pipeline) part(k TopicPartition) *partState {
+	st := p.parts[k]
 	if st == nil {
 		st = &partState{last: -2, floor: -1, own: -1}
-		p.parts[n] = st
+		p.parts[k] = st
 	}
 	return st
 }
 
+// readProgress raises each partition's floor to what ClickHouse holds, for
+// every topic.
+func (p *Pipeline) readProgress(hard context.Context) error {
+	ctx, cancel := context.WithTimeout(hard, p.cfg.InsertTimeout)
+	defer cancel()
+	for _, topic := range p.cfg.Topics {
+		prog, err := p.cfg.Progress(ctx, p.conn, topic)
+		if err != nil {
+			return err
+		}
+		for part, off := range prog {
+			st := p.part(TopicPartition{topic, part})
+			if off > st.floor {
+				st.floor = off
+			}
+		}
+	}
+	return nil
+}
+
 func (p *Pipeline) refreshProgress(hard context.Context) error {
 	for attempt := 0; ; attempt++ {
-		ctx, cancel := context.WithTimeout(hard, p.cfg.InsertTimeout)
-		prog, err := p.cfg.Progress(ctx, p.conn, p.cfg.Topic)
-		cancel()
+		err := p.readProgress(hard)
 		if err == nil {
-			for part, off := range prog {
-				st := p.part(part)
-				if off > st.floor {
-					st.floor = off
-				}
-			}
 			return nil
 		}
 		if hard.Err() != nil {
@@ -697,32 +711,41 @@ func (p *Pipeline) insertOnce(hard context.Context, s *slot, settings map[string
 	return bt.Send()
 }
 
-// token names the rows of a batch: topic and, per partition in order, the
+// token names the rows of a batch: per topic and partition, in order, the
 // first and last offset written. It is the same on every retry of the batch
 // and differs between batches.
 func (p *Pipeline) token(b *batch) string {
 	type span struct{ lo, hi int64 }
-	spans := map[int32]span{}
+	spans := map[TopicPartition]span{}
 	for _, i := range b.todo {
 		m := &b.msgs[i]
-		s, ok := spans[int32(m.Partition)]
+		k := TopicPartition{m.Topic, int32(m.Partition)}
+		s, ok := spans[k]
 		if !ok || m.Offset < s.lo {
 			s.lo = m.Offset
 		}
 		if !ok || m.Offset > s.hi {
 			s.hi = m.Offset
 		}
-		spans[int32(m.Partition)] = s
+		spans[k] = s
 	}
-	parts := make([]int32, 0, len(spans))
-	for part := range spans {
-		parts = append(parts, part)
-	}
-	slices.Sort(parts)
+	keys := slices.SortedFunc(maps.Keys(spans), func(a, b TopicPartition) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return int(a.Partition) - int(b.Partition)
+	})
 	var sb strings.Builder
-	sb.WriteString(p.cfg.Topic)
-	for _, part := range parts {
-		fmt.Fprintf(&sb, " %d:%d-%d", part, spans[part].lo, spans[part].hi)
+	topic := ""
+	for _, k := range keys {
+		if k.Topic != topic || sb.Len() == 0 {
+			if sb.Len() > 0 {
+				sb.WriteByte(' ')
+			}
+			sb.WriteString(k.Topic)
+			topic = k.Topic
+		}
+		fmt.Fprintf(&sb, " %d:%d-%d", k.Partition, spans[k].lo, spans[k].hi)
 	}
 	return sb.String()
 }
@@ -731,13 +754,13 @@ func (p *Pipeline) token(b *batch) string {
 // CommitMessages call per batch with one message per partition. A failed
 // commit is only counted: ClickHouse holds the rows, the next commit covers
 // them, and a replay before that is filtered by filterReplays.
-func (p *Pipeline) commit(hard context.Context, adv map[int32]int64) {
+func (p *Pipeline) commit(hard context.Context, adv map[TopicPartition]int64) {
 	if len(adv) == 0 {
 		return
 	}
 	msgs := make([]kafka.Message, 0, len(adv))
-	for part, off := range adv {
-		msgs = append(msgs, kafka.Message{Topic: p.cfg.Topic, Partition: int(part), Offset: off})
+	for k, off := range adv {
+		msgs = append(msgs, kafka.Message{Topic: k.Topic, Partition: int(k.Partition), Offset: off})
 	}
 	ctx, cancel := context.WithTimeout(hard, p.cfg.CommitTimeout)
 	defer cancel()
@@ -768,7 +791,7 @@ func (p *Pipeline) updateLagAt(b *batch, maxObsMS int64, now time.Time) {
 	for i := range b.msgs {
 		m := &b.msgs[i]
 		if m.HighWaterMark > 0 {
-			p.lag[int32(m.Partition)] = partLag{msgs: max(m.HighWaterMark-m.Offset-1, 0), seen: now}
+			p.lag[TopicPartition{m.Topic, int32(m.Partition)}] = partLag{msgs: max(m.HighWaterMark-m.Offset-1, 0), seen: now}
 		}
 	}
 	var sum int64

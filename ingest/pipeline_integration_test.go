@@ -94,29 +94,34 @@ func value(m prometheus.Metric) float64 {
 // offset after the last message (commit = highest written + 1).
 func checkCommittedToEnd(t *testing.T, s *stack, partitions int) {
 	t.Helper()
+	checkCommittedToEndOf(t, s, s.topic, partitions)
+}
+
+func checkCommittedToEndOf(t *testing.T, s *stack, topic string, partitions int) {
+	t.Helper()
 	client := &kafka.Client{Addr: kafka.TCP(s.brokers...), Timeout: 10 * time.Second}
 	parts := make([]int, partitions)
 	offReq := map[string][]kafka.OffsetRequest{}
 	for i := range parts {
 		parts[i] = i
-		offReq[s.topic] = append(offReq[s.topic], kafka.LastOffsetOf(i))
+		offReq[topic] = append(offReq[topic], kafka.LastOffsetOf(i))
 	}
 	ends, err := client.ListOffsets(t.Context(), &kafka.ListOffsetsRequest{Topics: offReq})
 	if err != nil {
 		t.Fatal(err)
 	}
 	end := map[int]int64{}
-	for _, p := range ends.Topics[s.topic] {
+	for _, p := range ends.Topics[topic] {
 		end[p.Partition] = p.LastOffset
 	}
-	res, err := client.OffsetFetch(t.Context(), &kafka.OffsetFetchRequest{GroupID: s.group, Topics: map[string][]int{s.topic: parts}})
+	res, err := client.OffsetFetch(t.Context(), &kafka.OffsetFetchRequest{GroupID: s.group, Topics: map[string][]int{topic: parts}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Topics[s.topic]) != partitions || len(end) != partitions {
-		t.Fatalf("offsets of %d partitions, ends of %d; want %d", len(res.Topics[s.topic]), len(end), partitions)
+	if len(res.Topics[topic]) != partitions || len(end) != partitions {
+		t.Fatalf("offsets of %d partitions, ends of %d; want %d", len(res.Topics[topic]), len(end), partitions)
 	}
-	for _, p := range res.Topics[s.topic] {
+	for _, p := range res.Topics[topic] {
 		if p.CommittedOffset != end[p.Partition] || p.CommittedOffset <= 0 {
 			t.Errorf("partition %d: committed %d; want the end of the log %d", p.Partition, p.CommittedOffset, end[p.Partition])
 		}
@@ -170,4 +175,66 @@ func histogramCount(t *testing.T, h prometheus.Histogram) uint64 {
 		t.Fatal(err)
 	}
 	return pb.GetHistogram().GetSampleCount()
+}
+
+// TestTwoTopicsOneGroup: one ingester consumes two topics in one consumer
+// group. Partition numbers repeat across the topics; every event is stored
+// once with its topic, each topic's offsets are committed to its end, and a
+// new group replaying both writes nothing.
+func TestTwoTopicsOneGroup(t *testing.T) {
+	s := newStack(t, 2)
+	other := s.topic + ".b"
+	createTopic(t, s.brokers[0], other, 2)
+	t.Cleanup(func() { deleteTopic(s.brokers[0], other) })
+	const n = 6000
+	s.produceTo(t, s.topic, goodEvents("two-a", 0, n))
+	s.produceTo(t, other, goodEvents("two-b", 0, n))
+
+	cfg := s.config(testLogger(t), ingest.NewMetrics(nil))
+	cfg.Topics = []string{s.topic, other}
+	run := s.start(t, cfg)
+	s.waitFor(t, 3*time.Minute, "both topics stored", func(c counts) bool { return c.errors >= 2*n })
+	if err := run.stop(t); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	c, _ := s.counts(t)
+	checkExact(t, c, 2*n, 0)
+	checkCommittedToEndOf(t, s, s.topic, 2)
+	checkCommittedToEndOf(t, s, other, 2)
+
+	byTopic := map[string]uint64{}
+	rows, err := s.conn.Query(t.Context(), "SELECT kafka_topic, count() FROM "+s.sopt.Database+".errors GROUP BY kafka_topic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var topic string
+		var k uint64
+		if err := rows.Scan(&topic, &k); err != nil {
+			t.Fatal(err)
+		}
+		byTopic[topic] = k
+	}
+	rows.Close()
+	if byTopic[s.topic] != n || byTopic[other] != n || len(byTopic) != 2 {
+		t.Errorf("rows by topic %v; want %d in each of %s and %s", byTopic, n, s.topic, other)
+	}
+
+	// A new group starts both topics from the first offset: the progress of
+	// each topic filters every message.
+	s.group += "-replay"
+	m2 := ingest.NewMetrics(nil)
+	cfg2 := s.config(testLogger(t), m2)
+	cfg2.Topics = cfg.Topics
+	run = s.start(t, cfg2)
+	waitUntil(t, 3*time.Minute, "the replay consumed both topics", func() bool { return value(m2.Consumed) >= 2*n })
+	time.Sleep(time.Second) // let the last batch reach the writer
+	if err := run.stop(t); err != nil {
+		t.Fatalf("Run (replay): %v", err)
+	}
+	if got := value(m2.RowsInserted); got != 0 {
+		t.Errorf("replay inserted %v rows; want 0", got)
+	}
+	c, _ = s.counts(t)
+	checkExact(t, c, 2*n, 0)
 }

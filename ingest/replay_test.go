@@ -2,8 +2,10 @@ package ingest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"testing"
 
@@ -17,7 +19,7 @@ import (
 func TestFilterReplaysInMemoryProgress(t *testing.T) {
 	stored := map[int32]int64{0: 10, 1: 1000}
 	queries := 0
-	p, err := New(Config{Topic: "t", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	p, err := New(Config{Topics: []string{"t"}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Progress: func(context.Context, driver.Conn, string) (map[int32]int64, error) {
 			queries++
 			return stored, nil
@@ -46,7 +48,7 @@ func TestFilterReplaysInMemoryProgress(t *testing.T) {
 	m := func(part int, offs ...int64) []kafka.Message {
 		var out []kafka.Message
 		for _, o := range offs {
-			out = append(out, kafka.Message{Partition: part, Offset: o, HighWaterMark: 100})
+			out = append(out, kafka.Message{Topic: "t", Partition: part, Offset: o, HighWaterMark: 100})
 		}
 		return out
 	}
@@ -58,4 +60,43 @@ func TestFilterReplaysInMemoryProgress(t *testing.T) {
 	// was recreated. Its messages must be stored, not skipped.
 	step("stored progress beyond the log end", m(1, 0, 1, 2), []int64{0, 1, 2}, 4)
 	step("and afterwards", m(1, 3), []int64{3}, 4)
+}
+
+// TestFilterReplaysPerTopic: with two topics, partition 0 of one is not
+// partition 0 of the other; each is filtered by its own topic's progress.
+func TestFilterReplaysPerTopic(t *testing.T) {
+	stored := map[string]map[int32]int64{"t": {0: 10}, "u": {0: 2}}
+	var asked []string
+	p, err := New(Config{Topics: []string{"t", "u"}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Progress: func(_ context.Context, _ driver.Conn, topic string) (map[int32]int64, error) {
+			asked = append(asked, topic)
+			return stored[topic], nil
+		}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBatch()
+	for _, o := range []int64{9, 10, 11} {
+		b.msgs = append(b.msgs, kafka.Message{Topic: "t", Partition: 0, Offset: o, HighWaterMark: 100})
+	}
+	for _, o := range []int64{1, 2, 3} {
+		b.msgs = append(b.msgs, kafka.Message{Topic: "u", Partition: 0, Offset: o, HighWaterMark: 100})
+	}
+	if err := p.filterReplays(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, i := range b.todo {
+		got = append(got, fmt.Sprintf("%s/%d", b.msgs[i].Topic, b.msgs[i].Offset))
+	}
+	if want := []string{"t/11", "u/3"}; !slices.Equal(got, want) {
+		t.Errorf("kept %v; want %v", got, want)
+	}
+	if !slices.Equal(asked, []string{"t", "u"}) {
+		t.Errorf("progress read for %v; want both topics once", asked)
+	}
+	want := map[TopicPartition]int64{{"t", 0}: 11, {"u", 0}: 3}
+	if !maps.Equal(b.maxOff, want) {
+		t.Errorf("highest offsets %v; want %v", b.maxOff, want)
+	}
 }

@@ -140,8 +140,13 @@ func deleteTopic(broker, topic string) {
 // restart).
 func (s *stack) produce(t *testing.T, msgs []kafka.Message) {
 	t.Helper()
+	s.produceTo(t, s.topic, msgs)
+}
+
+func (s *stack) produceTo(t *testing.T, topic string, msgs []kafka.Message) {
+	t.Helper()
 	w := &kafka.Writer{
-		Addr: kafka.TCP(s.brokers...), Topic: s.topic, Balancer: &kafka.Hash{},
+		Addr: kafka.TCP(s.brokers...), Topic: topic, Balancer: &kafka.Hash{},
 		BatchSize: 1000, BatchTimeout: 20 * time.Millisecond, RequiredAcks: kafka.RequireAll,
 		MaxAttempts: 20, WriteBackoffMax: 2 * time.Second,
 	}
@@ -165,19 +170,27 @@ func (s *stack) produce(t *testing.T, msgs []kafka.Message) {
 }
 
 // reader returns a consumer-group reader for the stack's topic.
-func (s *stack) reader() *kafka.Reader {
-	return kafka.NewReader(kafka.ReaderConfig{
-		Brokers: s.brokers, GroupID: s.group, Topic: s.topic,
+// reader is a consumer-group reader of topics, set up as cmd/ingest does:
+// one topic by Topic, several by GroupTopics.
+func (s *stack) reader(topics ...string) *kafka.Reader {
+	rc := kafka.ReaderConfig{
+		Brokers: s.brokers, GroupID: s.group,
 		MinBytes: 1, MaxBytes: 8 << 20, MaxWait: 200 * time.Millisecond,
 		StartOffset: kafka.FirstOffset, CommitInterval: 0,
 		SessionTimeout: 6 * time.Second, HeartbeatInterval: time.Second,
 		RebalanceTimeout: 10 * time.Second, JoinGroupBackoff: time.Second,
-	})
+	}
+	if len(topics) == 1 {
+		rc.Topic = topics[0]
+	} else {
+		rc.GroupTopics = topics
+	}
+	return kafka.NewReader(rc)
 }
 
 func (s *stack) config(log *slog.Logger, m *ingest.Metrics) ingest.Config {
 	return ingest.Config{
-		Topic:   s.topic,
+		Topics:  []string{s.topic},
 		Table:   s.sopt.Database + "." + schema.TableLanding,
 		Limits:  ingest.Limits{Rows: 5000, Wait: 300 * time.Millisecond},
 		Backoff: ingest.Backoff{Max: 2 * time.Second},
@@ -202,7 +215,7 @@ type running struct {
 
 func (s *stack) start(t *testing.T, cfg ingest.Config) *running {
 	t.Helper()
-	r := s.reader()
+	r := s.reader(cfg.Topics...)
 	p, err := ingest.New(cfg, r, s.conn)
 	if err != nil {
 		t.Fatal(err)

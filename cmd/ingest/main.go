@@ -94,7 +94,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	e := envFlags{fs: fs, secrets: new([]secretFlag)}
 	o := &options{
 		brokers:        e.String("kafka.brokers", "ERRTRAIL_KAFKA_BROKERS", "127.0.0.1:19092", "Kafka bootstrap brokers, comma-separated"),
-		topic:          e.String("kafka.topic", "ERRTRAIL_KAFKA_TOPIC", "errtrail.replies", "topic to consume"),
+		topic:          e.String("kafka.topic", "ERRTRAIL_KAFKA_TOPIC", "errtrail.replies", "topic to consume; a comma-separated list consumes several in one group"),
 		group:          e.String("kafka.group", "ERRTRAIL_KAFKA_GROUP", "errtrail-ingest", "consumer group id"),
 		kafkaTLS:       newTLSFlags(e, "kafka", "ERRTRAIL_KAFKA", "Kafka"),
 		sessionTimeout: e.Duration("kafka.session-timeout", "ERRTRAIL_KAFKA_SESSION_TIMEOUT", 30*time.Second, "consumer group session timeout: how long a dead member keeps its partitions"),
@@ -284,6 +284,10 @@ func runIngest(args []string, stderr io.Writer) int {
 	if !validSettings(o, log) {
 		return 2
 	}
+	if len(splitList(*o.topic)) == 0 {
+		log.Error("invalid settings", "error", "--kafka.topic names no topic")
+		return 2
+	}
 	tuneGC(o)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -380,10 +384,10 @@ func runIngest(args []string, stderr io.Writer) int {
 		return 1
 	}
 	kafkaLog := ingest.NewLogLimiter(log, 5, 10*time.Second) // a broker outage repeats errors every second
-	reader := kafka.NewReader(kafka.ReaderConfig{
+	topics := splitList(*o.topic)
+	rc := kafka.ReaderConfig{
 		Brokers:        splitList(*o.brokers),
 		GroupID:        *o.group,
-		Topic:          *o.topic,
 		Dialer:         dialer,
 		MinBytes:       1,
 		MaxBytes:       8 << 20,
@@ -393,14 +397,20 @@ func runIngest(args []string, stderr io.Writer) int {
 		SessionTimeout: *o.sessionTimeout,
 		CommitInterval: 0, // synchronous: ingest commits once per batch, after the insert
 		ErrorLogger:    kafka.LoggerFunc(func(f string, a ...any) { kafkaLog.Log(slog.LevelWarn, "kafka: "+fmt.Sprintf(f, a...)) }),
-	})
+	}
+	if len(topics) == 1 {
+		rc.Topic = topics[0]
+	} else {
+		rc.GroupTopics = topics // kafka-go takes one or the other
+	}
+	reader := kafka.NewReader(rc)
 	done()
 
 	// 5. Run until a signal.
 	sopt := o.schemaOptions()
 	days := *o.retentionDays
 	pipe, err = ingest.New(ingest.Config{
-		Topic:   *o.topic,
+		Topics:  topics,
 		Table:   *o.chDB + "." + schema.TableLanding,
 		Limits:  ingest.Limits{Rows: *o.rows, Bytes: *o.bytes, Wait: *o.wait},
 		Workers: *o.workers, DedupWindow: *o.dedup,

@@ -68,6 +68,18 @@ func TestInvalidDatabaseNameFailsFast(t *testing.T) {
 	}
 }
 
+// TestNoTopicFailsFast: a topic list with no name in it ends run at once.
+func TestNoTopicFailsFast(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"run", "--kafka.topic", " , ", "--clickhouse.addr", "127.0.0.1:1"}, nil, &out, &errb)
+	if code != 2 {
+		t.Errorf("exit %d; want 2", code)
+	}
+	if !strings.Contains(errb.String(), "names no topic") {
+		t.Errorf("log does not say why: %s", errb.String())
+	}
+}
+
 // TestMigratePrint renders the DDL for the real server.
 func TestMigratePrint(t *testing.T) {
 	addr := testenv.ClickHouse(t)
