@@ -1,11 +1,12 @@
 // Package ingest moves error events from Kafka into ClickHouse.
 //
-// A Pipeline consumes one topic with a kafka-go consumer group, cuts the
-// stream into batches bounded by rows, bytes and time, decodes each batch on
-// all cores with parse.Decoder (order inside a partition is kept), and writes
-// it with ONE columnar INSERT (sent in blocks of InsertBlockRows) into the
-// `landing` table, whose materialized views fan the rows out to errors,
-// dead_letter, lookups, rollups and ingest_progress. Only after ClickHouse accepted a batch are its Kafka
+// A Pipeline consumes one or more topics with a kafka-go consumer group,
+// cuts the stream into batches bounded by rows, bytes and time, decodes each
+// batch on all cores with parse.Decoder (order inside a partition is kept),
+// and writes it with ONE columnar INSERT (sent in blocks of
+// InsertBlockRows) into the `landing` table, whose materialized views fan
+// the rows out to errors, dead_letter, lookups, rollups and
+// ingest_progress. Only after ClickHouse accepted a batch are its Kafka
 // offsets committed.
 //
 // Delivery: every consumed message becomes exactly one landing row (a
