@@ -451,10 +451,29 @@ func (p *Pipeline) filterReplays(hard context.Context, b *batch) error {
 	}
 	refreshed := false
 	skipped := 0
+	// Messages come in runs of one partition: look the partition up, and
+	// record the run's highest offset, once per run.
+	var (
+		key    TopicPartition
+		st     *partState
+		runMax int64
+	)
+	endRun := func() {
+		if st == nil {
+			return
+		}
+		if cur, ok := b.maxOff[key]; !ok || runMax > cur {
+			b.maxOff[key] = runMax
+		}
+	}
 	for i := range b.msgs {
 		m := &b.msgs[i]
-		key := TopicPartition{m.Topic, int32(m.Partition)}
-		st := p.part(key)
+		if st == nil || int32(m.Partition) != key.Partition || m.Topic != key.Topic {
+			endRun()
+			key = TopicPartition{m.Topic, int32(m.Partition)}
+			st = p.part(key)
+			runMax = m.Offset
+		}
 		if (!st.known || m.Offset != st.last+1) && !refreshed {
 			if err := p.refreshProgress(hard); err != nil {
 				return err
@@ -463,9 +482,7 @@ func (p *Pipeline) filterReplays(hard context.Context, b *batch) error {
 		}
 		st.known = true
 		st.last = m.Offset
-		if cur, ok := b.maxOff[key]; !ok || m.Offset > cur {
-			b.maxOff[key] = m.Offset
-		}
+		runMax = max(runMax, m.Offset)
 		if m.Offset <= st.floor && st.floor > st.own && m.HighWaterMark > 0 && st.floor >= m.HighWaterMark {
 			// ClickHouse holds offsets this log never reached: the topic was
 			// deleted and created again (or truncated). Skipping would drop
@@ -485,6 +502,7 @@ func (p *Pipeline) filterReplays(hard context.Context, b *batch) error {
 		st.own = m.Offset
 		b.todo = append(b.todo, i)
 	}
+	endRun()
 	if skipped > 0 {
 		p.m.Skipped.WithLabelValues("replayed").Add(float64(skipped))
 		p.log.Info("skipped replayed messages already in ClickHouse", "messages", skipped)
@@ -790,6 +808,9 @@ func (p *Pipeline) updateLag(b *batch, maxObsMS int64) {
 func (p *Pipeline) updateLagAt(b *batch, maxObsMS int64, now time.Time) {
 	for i := range b.msgs {
 		m := &b.msgs[i]
+		if i+1 < len(b.msgs) && b.msgs[i+1].Partition == m.Partition && b.msgs[i+1].Topic == m.Topic {
+			continue // the last message of a run of one partition has its lag
+		}
 		if m.HighWaterMark > 0 {
 			p.lag[TopicPartition{m.Topic, int32(m.Partition)}] = partLag{msgs: max(m.HighWaterMark-m.Offset-1, 0), seen: now}
 		}
