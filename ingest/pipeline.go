@@ -735,18 +735,31 @@ func (p *Pipeline) insertOnce(hard context.Context, s *slot, settings map[string
 func (p *Pipeline) token(b *batch) string {
 	type span struct{ lo, hi int64 }
 	spans := map[TopicPartition]span{}
+	// Messages come in runs of one partition: merge each run into the map
+	// once.
+	var (
+		k   TopicPartition
+		run span
+		in  bool
+	)
+	endRun := func() {
+		if !in {
+			return
+		}
+		if s, ok := spans[k]; ok {
+			run.lo, run.hi = min(run.lo, s.lo), max(run.hi, s.hi)
+		}
+		spans[k] = run
+	}
 	for _, i := range b.todo {
 		m := &b.msgs[i]
-		k := TopicPartition{m.Topic, int32(m.Partition)}
-		s, ok := spans[k]
-		if !ok || m.Offset < s.lo {
-			s.lo = m.Offset
+		if !in || int32(m.Partition) != k.Partition || m.Topic != k.Topic {
+			endRun()
+			k, run, in = TopicPartition{m.Topic, int32(m.Partition)}, span{m.Offset, m.Offset}, true
 		}
-		if !ok || m.Offset > s.hi {
-			s.hi = m.Offset
-		}
-		spans[k] = s
+		run.lo, run.hi = min(run.lo, m.Offset), max(run.hi, m.Offset)
 	}
+	endRun()
 	keys := slices.SortedFunc(maps.Keys(spans), func(a, b TopicPartition) int {
 		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
 			return c
