@@ -203,11 +203,7 @@ func TestFaultClickHouseUnreachable(t *testing.T) {
 	s.produce(t, goodEvents("chdown", 2000, n-2000))
 	down := time.Now()
 	waitUntil(t, time.Minute, "an insert retry", func() bool {
-		var sum float64
-		for _, c := range ingest.ErrClasses {
-			sum += value(m.InsertRetries.WithLabelValues(string(c)))
-		}
-		return sum > 0
+		return insertRetries(m) > 0
 	})
 	if !run.p.Ready() {
 		t.Error("not ready during a transient outage; want ready (it is retrying)")
@@ -257,11 +253,7 @@ func TestFaultClickHouseFrozen(t *testing.T) {
 	}()
 	s.produce(t, goodEvents("chfrozen", 2000, n-2000))
 	waitUntil(t, time.Minute, "an insert attempt to time out and be retried", func() bool {
-		var sum float64
-		for _, c := range ingest.ErrClasses {
-			sum += value(m.InsertRetries.WithLabelValues(string(c)))
-		}
-		return sum > 0
+		return insertRetries(m) > 0
 	})
 	time.Sleep(20*time.Second - time.Since(frozen))
 	if !run.p.Ready() {
@@ -279,6 +271,15 @@ func TestFaultClickHouseFrozen(t *testing.T) {
 			t.Logf("insert retries (%s): %v", c, v)
 		}
 	}
+}
+
+// insertRetries sums insert_retries_total over every error class.
+func insertRetries(m *ingest.Metrics) float64 {
+	var sum float64
+	for _, c := range ingest.ErrClasses {
+		sum += value(m.InsertRetries.WithLabelValues(string(c)))
+	}
+	return sum
 }
 
 // TestFaultKafkaRestart: the broker restarts while events flow.
