@@ -5,6 +5,8 @@
 #
 #   ingest/measure-ab.sh REV_A REV_B [ROUNDS] [EVENTS]    defaults 5 and 1500000
 #   INGEST_FLAGS="--gc.percent 100"                        passed to both
+#   INGEST_FLAGS_A=... INGEST_FLAGS_B=...                  passed to one
+#                                  (same revision twice: compares flags)
 #
 # Builds cmd/ingest at both revisions (git worktrees in a temporary folder),
 # floods EVENTS events of the load tool's steady scenario into one new
@@ -26,6 +28,8 @@ set -a
 set +a
 PORT="${ERRTRAIL_MEASURE_PORT:-19199}"
 read -r -a iflags <<<"${INGEST_FLAGS:-}"
+read -r -a iflags_a <<<"${INGEST_FLAGS_A:-}"
+read -r -a iflags_b <<<"${INGEST_FLAGS_B:-}"
 tmp="$(mktemp -d)"
 id="$(date +%s)"
 cleanup() {
@@ -52,9 +56,11 @@ topic="measure.ab.$id"
 
 rows() { curl -sf "http://127.0.0.1:$PORT/metrics" | awk '/^errtrail_ingest_rows_inserted_total /{printf "%d", $2}'; }
 drain() { # which round -> prints "us_per_event"
-	local w="$1" db="errtrail_measure_ab_${id}_$2_$1" pid t0 t1 c0 c1 n=0 hwm
+	local w="$1" db="errtrail_measure_ab_${id}_$2_$1" pid t0 t1 c0 c1 n=0 hwm own
+	own=("${iflags_a[@]}")
+	[[ "$w" == b ]] && own=("${iflags_b[@]}")
 	"$tmp/ingest-$w" run --kafka.topic "$topic" --kafka.group "$db" --clickhouse.database "$db" \
-		--http.listen-address "127.0.0.1:$PORT" "${iflags[@]}" 2>"$tmp/ingest-$w.log" &
+		--http.listen-address "127.0.0.1:$PORT" "${iflags[@]}" "${own[@]}" 2>"$tmp/ingest-$w.log" &
 	pid=$!
 	until curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null; do sleep 0.1; done
 	t0="$(date +%s.%N)" c0="$(awk '{print $14+$15}' "/proc/$pid/stat")"
@@ -71,7 +77,7 @@ drain() { # which round -> prints "us_per_event"
 		printf "  %s: %.0f events/s, %.2f us/event, peak RSS %d MiB\n", w, n/(t1-t0), (c1-c0)/t*1e6/n, h > "/dev/stderr"
 		printf "%.4f\n", (c1-c0)/t*1e6/n }'
 }
-echo "A = $A ($(git rev-parse --short "$A")), B = $B ($(git rev-parse --short "$B")), $N events, $ROUNDS rounds"
+echo "A = $A ($(git rev-parse --short "$A")) ${INGEST_FLAGS_A:-}, B = $B ($(git rev-parse --short "$B")) ${INGEST_FLAGS_B:-}, $N events, $ROUNDS rounds"
 diffs=()
 for r in $(seq "$ROUNDS"); do
 	echo "round $r"

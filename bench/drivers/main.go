@@ -5,7 +5,7 @@
 //
 //	driverbench ch-setup  -db DB
 //	driverbench ch-probe           does ch-go talk to this server (as it comes, and through shim.go)?
-//	driverbench ch        -db DB -driver clickhouse-go|clickhouse-go-blocks|ch-go|ch-go-direct [-table landing_null] [-batches 20] [-rows 50000]
+//	driverbench ch        -db DB -driver clickhouse-go|clickhouse-go-blocks|ch-go|ch-go-direct [-table landing_null] [-batches 20] [-rows 50000] [-block 8192]
 //	driverbench ch-verify -db DB    the same batch through each driver into landing_mt: the stored rows must agree
 //	driverbench ch-drop   -db DB
 //	driverbench kafka-drop -topic T -group G1,G2,...
@@ -37,6 +37,7 @@ func main() {
 	batches := fs.Int("batches", 20, "ch: measured batches")
 	warm := fs.Int("warmup", 2, "ch: unmeasured batches first")
 	rows := fs.Int("rows", 50000, "ch: rows per batch")
+	block := fs.Int("block", 8192, "ch: rows per block for -driver clickhouse-go-blocks")
 	topic := fs.String("topic", "", "kafka: topic to consume")
 	group := fs.String("group", "", "kafka: consumer group (new for each run)")
 	n := fs.Int("n", 1_000_000, "kafka: messages to consume")
@@ -73,7 +74,7 @@ func main() {
 	case "ch-drop":
 		err = chDrop(ctx, *chAddr, *db)
 	case "ch":
-		err = runCH(ctx, *chAddr, *db+"."+*table, *driver, *rows, *warm, *batches)
+		err = runCH(ctx, *chAddr, *db+"."+*table, *driver, *rows, *block, *warm, *batches)
 	case "ch-verify":
 		err = verifyCH(ctx, *chAddr, *db, *rows)
 	case "kafka-drop":
@@ -106,7 +107,7 @@ func main() {
 	}
 }
 
-func runCH(ctx context.Context, addr, table, driver string, rows, warm, batches int) error {
+func runCH(ctx context.Context, addr, table, driver string, rows, block, warm, batches int) error {
 	c, err := makeRows(rows, "errtrail.replies")
 	if err != nil {
 		return err
@@ -120,7 +121,7 @@ func runCH(ctx context.Context, addr, table, driver string, rows, warm, batches 
 	case "clickhouse-go":
 		ins, err = newClickhouseGo(addr, table, 0)
 	case "clickhouse-go-blocks":
-		ins, err = newClickhouseGo(addr, table, 8192)
+		ins, err = newClickhouseGo(addr, table, block)
 	case "ch-go":
 		ins, err = newChGo(ctx, addr, table, false)
 	case "ch-go-direct":
