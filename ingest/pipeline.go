@@ -44,11 +44,15 @@ type Config struct {
 	RawMax    int // bytes of raw kept per dead-letter row; default 4 KiB, <0 keeps none
 
 	// InsertBlockRows is the size of the blocks one INSERT sends; default
-	// 8,192. The driver builds its column buffers anew for every INSERT
-	// and keeps them from block to block, so small blocks spare it growing
-	// them to the size of a whole batch. ClickHouse squashes the blocks of
-	// an INSERT (up to min_insert_block_size_rows, about a million rows)
-	// before writing, so a batch is still one part per table partition.
+	// 1,024. The driver builds its column buffers anew for every INSERT,
+	// grows them while the first block is appended (a string column's
+	// bytes and offsets are copied about four times over, as Go grows a
+	// large slice by a quarter) and keeps them for the blocks after it, so
+	// the first block's size is what an INSERT pays for growing. ClickHouse
+	// squashes the blocks of an INSERT (up to min_insert_block_size_rows,
+	// about a million rows) before writing, so a batch is still one part
+	// per table partition. docs/performance.md has the sweep behind the
+	// default.
 	InsertBlockRows int
 
 	Backoff         Backoff
@@ -81,7 +85,7 @@ func (c *Config) defaults() {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
 	if c.InsertBlockRows <= 0 {
-		c.InsertBlockRows = 8192
+		c.InsertBlockRows = 1024
 	}
 	if c.DedupWindow == 0 {
 		c.DedupWindow = 1 << 18

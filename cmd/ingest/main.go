@@ -113,7 +113,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 		bytes:          e.Int("batch.bytes", "ERRTRAIL_BATCH_BYTES", 16<<20, "cut a batch at this many message bytes"),
 		wait:           e.Duration("batch.wait", "ERRTRAIL_BATCH_WAIT", time.Second, "cut a batch when its oldest message waited this long"),
 		insertTimeout:  e.Duration("insert.timeout", "ERRTRAIL_INSERT_TIMEOUT", time.Minute, "time allowed for one insert attempt, and for each write to ClickHouse"),
-		blockRows:      e.Int("insert.block-rows", "ERRTRAIL_INSERT_BLOCK_ROWS", 8192, "rows per block of an insert (one insert is still one part; the driver reuses its buffers from block to block)"),
+		blockRows:      e.Int("insert.block-rows", "ERRTRAIL_INSERT_BLOCK_ROWS", 1024, "rows per block of an insert: the driver grows its buffers to the first block and reuses them (one insert is still one part)"),
 		backoffMax:     e.Duration("insert.backoff-max", "ERRTRAIL_INSERT_BACKOFF_MAX", 30*time.Second, "longest wait between insert retries (jittered, exponential from 100ms)"),
 		workers:        e.Int("decode.workers", "ERRTRAIL_DECODE_WORKERS", 0, "decode goroutines (0: GOMAXPROCS)"),
 		dedup:          e.Int("dedup.window", "ERRTRAIL_DEDUP_WINDOW", 1<<18, "producer event ids remembered to drop re-sends, per generation (two generations; <0 disables)"),
