@@ -9,7 +9,7 @@ import (
 // Limits bound a batch: it is cut when any is reached, whichever first.
 type Limits struct {
 	Rows  int           // messages per batch; default 50,000
-	Bytes int           // bytes of keys, values and headers; default 16 MiB
+	Bytes int           // bytes of keys, values and headers; default 64 MiB
 	Wait  time.Duration // age of the oldest message; default 1s
 }
 
@@ -18,7 +18,7 @@ func (l *Limits) defaults() {
 		l.Rows = 50000
 	}
 	if l.Bytes <= 0 {
-		l.Bytes = 16 << 20
+		l.Bytes = 64 << 20
 	}
 	if l.Wait <= 0 {
 		l.Wait = time.Second
@@ -47,6 +47,19 @@ func (b *batch) reset() {
 	b.first = time.Time{}
 	b.todo = b.todo[:0]
 	b.maxOff = map[TopicPartition]int64{} // handed to the Ledger; never reused
+}
+
+// dropPayloads forgets the messages' keys, values and headers once their
+// rows are decoded: the rows hold copies of everything they need (the
+// string arena), and the ledger, the token and the lag need only the
+// topics, partitions and offsets, which stay. The bytes then become
+// garbage while the batch waits for and goes through its insert, instead
+// of staying live until the batch is recycled.
+func (b *batch) dropPayloads() {
+	for i := range b.msgs {
+		m := &b.msgs[i]
+		m.Key, m.Value, m.Headers = nil, nil, nil
+	}
 }
 
 // msgSize is the size a message counts for in Limits.Bytes.

@@ -48,7 +48,32 @@ func TestBatchLimits(t *testing.T) {
 func TestLimitsDefaults(t *testing.T) {
 	var l Limits
 	l.defaults()
-	if l.Rows != 50000 || l.Bytes != 16<<20 || l.Wait != time.Second {
+	if l.Rows != 50000 || l.Bytes != 64<<20 || l.Wait != time.Second {
 		t.Errorf("defaults = %+v", l)
+	}
+}
+
+// After decoding, a batch keeps what the ledger, the token and the lag read
+// and nothing of the payloads; its byte count (a metric) stays too.
+func TestDropPayloadsKeepsPositions(t *testing.T) {
+	l := Limits{Rows: 10, Bytes: 1 << 20, Wait: time.Second}
+	b := newBatch()
+	b.add(kafka.Message{Topic: "a", Partition: 2, Offset: 7, HighWaterMark: 9, Key: []byte("k"), Value: []byte("{}"),
+		Headers: []kafka.Header{{Key: "errtrail-v", Value: []byte("1")}}}, l, time.Unix(1000, 0))
+	b.add(kafka.Message{Topic: "b", Partition: 0, Offset: 3, HighWaterMark: 4, Value: []byte("x")}, l, time.Unix(1000, 0))
+	bytes := b.bytes
+	b.dropPayloads()
+	want := []kafka.Message{{Topic: "a", Partition: 2, Offset: 7, HighWaterMark: 9}, {Topic: "b", Partition: 0, Offset: 3, HighWaterMark: 4}}
+	for i, m := range b.msgs {
+		if m.Key != nil || m.Value != nil || m.Headers != nil {
+			t.Errorf("message %d still holds its payload", i)
+		}
+		if m.Topic != want[i].Topic || m.Partition != want[i].Partition || m.Offset != want[i].Offset || m.HighWaterMark != want[i].HighWaterMark {
+			t.Errorf("message %d = %s/%d@%d hwm %d, want %s/%d@%d hwm %d", i, m.Topic, m.Partition, m.Offset, m.HighWaterMark,
+				want[i].Topic, want[i].Partition, want[i].Offset, want[i].HighWaterMark)
+		}
+	}
+	if b.bytes != bytes {
+		t.Errorf("bytes = %d after dropping payloads, want %d", b.bytes, bytes)
 	}
 }

@@ -34,7 +34,7 @@ func TestMeasureFreshness(t *testing.T) {
 	}
 	s := newStack(t, 4)
 	cfg := s.config(testLogger(t), ingest.NewMetrics(nil))
-	cfg.Limits = ingest.Limits{} // production defaults: 50k rows, 16 MiB, 1 s
+	cfg.Limits = ingest.Limits{} // production defaults: 50k rows, 64 MiB, 1 s
 	run := s.start(t, cfg)
 	defer run.stop(t)
 	s.produce(t, goodEvents("warmup", 0, 100))

@@ -401,6 +401,7 @@ func (p *Pipeline) decodeLoop(hard context.Context, in <-chan *batch, out chan<-
 			return err
 		}
 		p.decode(s, time.Now())
+		b.dropPayloads()
 		p.dedupAndCount(s)
 		s.token = p.token(b)
 		select {

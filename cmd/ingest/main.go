@@ -110,7 +110,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 		chTLS:     newTLSFlags(e, "clickhouse", "ERRTRAIL_CLICKHOUSE", "ClickHouse"),
 
 		rows:           e.Int("batch.rows", "ERRTRAIL_BATCH_ROWS", 50000, "cut a batch at this many messages"),
-		bytes:          e.Int("batch.bytes", "ERRTRAIL_BATCH_BYTES", 16<<20, "cut a batch at this many message bytes"),
+		bytes:          e.Int("batch.bytes", "ERRTRAIL_BATCH_BYTES", 64<<20, "cut a batch at this many message bytes (with ~1 KiB events, --batch.rows cuts first)"),
 		wait:           e.Duration("batch.wait", "ERRTRAIL_BATCH_WAIT", time.Second, "cut a batch when its oldest message waited this long"),
 		insertTimeout:  e.Duration("insert.timeout", "ERRTRAIL_INSERT_TIMEOUT", time.Minute, "time allowed for one insert attempt, and for each write to ClickHouse"),
 		blockRows:      e.Int("insert.block-rows", "ERRTRAIL_INSERT_BLOCK_ROWS", 1024, "rows per block of an insert: the driver grows its buffers to the first block and reuses them (one insert is still one part)"),
