@@ -118,7 +118,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 		workers:        e.Int("decode.workers", "ERRTRAIL_DECODE_WORKERS", 0, "decode goroutines (0: GOMAXPROCS)"),
 		dedup:          e.Int("dedup.window", "ERRTRAIL_DEDUP_WINDOW", 1<<18, "producer event ids remembered to drop re-sends, per generation (two generations; <0 disables)"),
 		gcPercent:      e.Int("gc.percent", "ERRTRAIL_GC_PERCENT", 400, "Go GC target: heap growth in percent between collections (GOGC, when set, wins); higher spends less CPU on GC and more memory"),
-		memLimitMiB:    e.Int("memory.limit-mib", "ERRTRAIL_MEMORY_LIMIT_MIB", 2048, "soft memory limit in MiB: the GC works harder near it (GOMEMLIMIT, when set, wins; 0: none)"),
+		memLimitMiB:    e.Int("memory.limit-mib", "ERRTRAIL_MEMORY_LIMIT_MIB", 1024, "soft memory limit in MiB: the GC works harder near it (GOMEMLIMIT, when set, wins; 0: none)"),
 		maxBytes:       e.Int("parse.max-bytes", "ERRTRAIL_PARSE_MAX_BYTES", 1<<20, "largest message decoded; larger ones are dead-lettered as too_large"),
 		retentionDays:  e.Int("retention.days", "ERRTRAIL_RETENTION_DAYS", schema.DefaultRetentionDays, "days of errors and dead letters kept (TTL, or dropped partitions on servers without TTL)"),
 		retentionEvery: e.Duration("retention.interval", "ERRTRAIL_RETENTION_INTERVAL", time.Hour, "how often old partitions are dropped on servers without TTL"),
