@@ -16,7 +16,7 @@
 #              (producer, ingest, Kafka and ClickHouse share the machine).
 # Each prints events/s (first fetch to last row acknowledged by ClickHouse,
 # read from ingest's own rows_inserted_total) and the ingest process's CPU
-# seconds (user+sys from /proc) per event.
+# seconds (user+sys from /proc) per event, and its peak RSS (VmHWM).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 N="${1:-1000000}"
@@ -59,11 +59,14 @@ wait_rows() {
 		n="${n:-0}"
 	done
 }
-stop_ingest() { kill -TERM "$PID" && wait "$PID"; }
+stop_ingest() {
+	HWM="$(awk '/VmHWM/{printf "%.0f", $2/1024}' "/proc/$PID/status")" # peak RSS, MiB
+	kill -TERM "$PID" && wait "$PID"
+}
 report() { # name t0 t1 cpu0 cpu1
-	awk -v name="$1" -v n="$N" -v t0="$2" -v t1="$3" -v c0="$4" -v c1="$5" 'BEGIN {
-		printf "%-10s %d events in %.1f s: %.0f events/s; ingest CPU %.1f s = %.2f us/event\n",
-			name, n, t1-t0, n/(t1-t0), c1-c0, (c1-c0)*1e6/n }'
+	awk -v name="$1" -v n="$N" -v t0="$2" -v t1="$3" -v c0="$4" -v c1="$5" -v h="$HWM" 'BEGIN {
+		printf "%-10s %d events in %.1f s: %.0f events/s; ingest CPU %.1f s = %.2f us/event; peak RSS %d MiB\n",
+			name, n, t1-t0, n/(t1-t0), c1-c0, (c1-c0)*1e6/n, h }'
 }
 
 # catch-up
