@@ -26,8 +26,9 @@ func (l *Limits) defaults() {
 }
 
 // batch is a run of fetched messages, reused from batch to batch. The
-// messages (and the bytes they point to, owned by kafka-go's Message) live
-// until the batch is recycled after its insert succeeded.
+// messages' keys, values and headers (owned by kafka-go's Message) live
+// until the batch is decoded (dropPayloads); their positions live until the
+// batch is recycled after its insert succeeded.
 type batch struct {
 	msgs  []kafka.Message
 	bytes int

@@ -5,7 +5,7 @@
 //
 //	driverbench ch-setup  -db DB
 //	driverbench ch-probe           does ch-go talk to this server (as it comes, and through shim.go)?
-//	driverbench ch        -db DB -driver clickhouse-go|clickhouse-go-blocks|ch-go|ch-go-direct [-table landing_null] [-batches 20] [-rows 50000] [-block 8192]
+//	driverbench ch        -db DB -driver clickhouse-go|clickhouse-go-blocks|ch-go|ch-go-direct [-table landing_null] [-batches 20] [-rows 50000] [-block 1024]
 //	driverbench ch-verify -db DB    the same batch through each driver into landing_mt: the stored rows must agree
 //	driverbench ch-drop   -db DB
 //	driverbench kafka-drop -topic T -group G1,G2,...
@@ -37,7 +37,7 @@ func main() {
 	batches := fs.Int("batches", 20, "ch: measured batches")
 	warm := fs.Int("warmup", 2, "ch: unmeasured batches first")
 	rows := fs.Int("rows", 50000, "ch: rows per batch")
-	block := fs.Int("block", 8192, "ch: rows per block for -driver clickhouse-go-blocks")
+	block := fs.Int("block", 1024, "ch: rows per block for -driver clickhouse-go-blocks (ingest's default)")
 	topic := fs.String("topic", "", "kafka: topic to consume")
 	group := fs.String("group", "", "kafka: consumer group (new for each run)")
 	n := fs.Int("n", 1_000_000, "kafka: messages to consume")
