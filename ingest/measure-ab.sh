@@ -77,7 +77,7 @@ drain() { # which round -> prints "us_per_event"
 		printf "  %s: %.0f events/s, %.2f us/event, peak RSS %d MiB\n", w, n/(t1-t0), (c1-c0)/t*1e6/n, h > "/dev/stderr"
 		printf "%.4f\n", (c1-c0)/t*1e6/n }'
 }
-echo "A = $A ($(git rev-parse --short "$A")) ${INGEST_FLAGS_A:-}, B = $B ($(git rev-parse --short "$B")) ${INGEST_FLAGS_B:-}, $N events, $ROUNDS rounds"
+echo "A = $A ($(git rev-parse --short "$A")) ${INGEST_FLAGS_A:-}, B = $B ($(git rev-parse --short "$B")) ${INGEST_FLAGS_B:-}, both ${INGEST_FLAGS:-(no shared flags)}, $N events, $ROUNDS rounds"
 diffs=()
 for r in $(seq "$ROUNDS"); do
 	echo "round $r"
