@@ -14,8 +14,8 @@
 # with a fresh consumer group and a fresh database (catch-up, as
 # measure.sh's first run). Prints each run's events/s, CPU per event
 # (user+sys of the ingest process) and peak RSS, each round's A - B, and
-# the mean and median of those differences. Drops its databases at the end;
-# the topic measure.ab.<id> is left.
+# the mean and median of those differences. Drops its databases and its
+# topic (measure.ab.<id>) at the end.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 A="${1:?usage: ingest/measure-ab.sh REV_A REV_B [ROUNDS] [EVENTS]}"
@@ -38,6 +38,7 @@ cleanup() {
 		"SELECT name FROM system.databases WHERE startsWith(name, 'errtrail_measure_ab_${id}_')" || true); do
 		curl -sf "http://$ERRTRAIL_CLICKHOUSE_HTTP/" --data-binary "DROP DATABASE IF EXISTS $db" >/dev/null || true
 	done
+	[[ -x "$tmp/loadgen" ]] && "$tmp/loadgen" drop-topics "measure.ab.$id" >/dev/null || true
 	for w in a b; do git worktree remove --force "$tmp/$w" >/dev/null 2>&1 || true; done
 	rm -rf "$tmp"
 }

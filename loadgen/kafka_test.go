@@ -42,6 +42,7 @@ poison: {count: 14}
 	if err := EnsureTopic(ctx, brokers, topic, 3); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _, _ = DropTopics(context.Background(), brokers, "", []string{topic}) })
 	rep, err := Run(ctx, Config{Brokers: brokers, Topic: topic, Scenario: sc, Speed: 0, Compression: true})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -63,4 +65,47 @@ func EnsureTopic(ctx context.Context, brokers []string, topic string, partitions
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// DropTopics deletes the named topics and every topic whose name starts
+// with prefix (no prefix: only the named ones). It returns the topics it
+// deleted, sorted. A named topic the broker does not have is not an error,
+// so a clean-up can run twice. The measurement scripts use it to remove
+// the topics they flooded.
+func DropTopics(ctx context.Context, brokers []string, prefix string, names []string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	c := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 30 * time.Second}
+	md, err := c.Metadata(ctx, &kafka.MetadataRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("kafka metadata from %v: %w", brokers, err)
+	}
+	want := make(map[string]bool, len(names))
+	for _, n := range names {
+		want[n] = true
+	}
+	var drop []string
+	for _, t := range md.Topics {
+		if t.Internal {
+			continue
+		}
+		if want[t.Name] || (prefix != "" && strings.HasPrefix(t.Name, prefix)) {
+			drop = append(drop, t.Name)
+		}
+	}
+	sort.Strings(drop)
+	if len(drop) == 0 {
+		return nil, nil
+	}
+	res, err := c.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: drop})
+	if err != nil {
+		return nil, fmt.Errorf("delete topics: %w", err)
+	}
+	var errs []error
+	for _, t := range drop {
+		if e := res.Errors[t]; e != nil && !errors.Is(e, kafka.UnknownTopicOrPartition) {
+			errs = append(errs, fmt.Errorf("delete topic %s: %w", t, e))
+		}
+	}
+	return drop, errors.Join(errs...)
 }

@@ -6,6 +6,8 @@
 //	loadgen demo [flags]           the shipped demo scenario (~75 s, mixed faults, 1% poison)
 //	loadgen flood [flags]          unpaced, for throughput: --events N of --scenario (steady)
 //	loadgen list                   the shipped scenarios
+//	loadgen drop-topics [--prefix P] [TOPIC...]
+//	                               delete topics (e.g. a measurement's floods)
 package main
 
 import (
@@ -43,6 +45,8 @@ func main() {
 			}
 			fmt.Printf("%-22s %5.0f s  %d agents, %d callers\n", n, sc.Total().Seconds(), len(sc.Agents), len(sc.Callers))
 		}
+	case "drop-topics":
+		err = dropTopics(ctx, os.Args[2:])
 	case "-h", "--help", "help":
 		usage(os.Stdout)
 	default:
@@ -62,6 +66,8 @@ func usage(w io.Writer) {
   loadgen demo [flags]           the shipped demo scenario (~75 s, everything mixed, 1% poison)
   loadgen flood [flags]          as fast as possible: --events N of --scenario (default steady)
   loadgen list                   shipped scenarios
+  loadgen drop-topics [--prefix P] [TOPIC...]
+                                 delete the named topics and those starting with P
 run "loadgen run -h" for the flags
 `)
 }
@@ -71,6 +77,29 @@ func env(key, def string) string {
 		return v
 	}
 	return def
+}
+
+// dropTopics deletes topics a load run made. Without --prefix only the
+// named topics go; an empty prefix never matches everything.
+func dropTopics(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("loadgen drop-topics", flag.ContinueOnError)
+	brokers := fs.String("kafka.brokers", env("ERRTRAIL_KAFKA_BROKERS", loadgen.DefaultBrokers),
+		"Kafka bootstrap brokers, comma-separated (env ERRTRAIL_KAFKA_BROKERS)")
+	prefix := fs.String("prefix", "", "also delete every topic whose name starts with this")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if *prefix == "" && fs.NArg() == 0 {
+		return errors.New("drop-topics: name topics or give --prefix")
+	}
+	dropped, err := loadgen.DropTopics(ctx, strings.Split(*brokers, ","), *prefix, fs.Args())
+	for _, t := range dropped {
+		fmt.Println("deleted", t)
+	}
+	return err
 }
 
 func run(ctx context.Context, cmd string, args []string) error {
