@@ -117,6 +117,7 @@ func run(ctx context.Context, cmd string, args []string) error {
 	every := fs.Duration("progress", 2*time.Second, "progress line interval (0: none)")
 	bodyForm := fs.String("body-form", "string", "how reply bodies are published: string (reply.body), json (JSON bodies as reply.body_json) or mixed")
 	noCompress := fs.Bool("no-compress", false, "do not compress Kafka batches (lz4 by default; the over-1-MiB poison then needs a broker with message.max.bytes above it)")
+	lz4Sum := fs.Bool("lz4-content-checksum", true, "write LZ4 batches with the frame's content checksum, as kafka-go does (false: without it, as the Java client does; see docs/performance.md)")
 	batch := fs.Int("batch", 1000, "kafka-go writer batch size")
 	events := fs.Int64("events", 1_000_000, "flood: messages to send")
 	scenario := fs.String("scenario", "steady", "flood: scenario to loop")
@@ -147,6 +148,9 @@ func run(ctx context.Context, cmd string, args []string) error {
 	}
 	if *every <= 0 {
 		cfg.Progress = nil
+	}
+	if !*lz4Sum {
+		loadgen.WriteLZ4WithoutContentChecksum()
 	}
 	var name string
 	switch cmd {
