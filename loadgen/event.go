@@ -91,6 +91,17 @@ func appendEvent(b []byte, e *event, form string) []byte {
 	return append(b, `}}`...)
 }
 
+// appendPad adds "x_pad" with n bytes of printable padding as the last
+// member of the event object that ev (a complete event) holds.
+func appendPad(ev []byte, n int) []byte {
+	const pattern = "errtrail-padding-"
+	ev = append(ev[:len(ev)-1], `,"x_pad":"`...)
+	for i := 0; i < n; i++ {
+		ev = append(ev, pattern[i%len(pattern)])
+	}
+	return append(ev, `"}`...)
+}
+
 func appendHeaders(b []byte, h [][2]string) []byte {
 	b = append(b, '{')
 	for i, kv := range h {

@@ -66,6 +66,12 @@ type Config struct {
 	// BodyForm is how reply bodies are written: BodyString (default),
 	// BodyJSON (JSON bodies embedded as reply.body_json) or BodyMixed.
 	BodyForm string
+	// PadBytes, when positive, adds a top-level "x_pad" string of that many
+	// bytes to every valid event, to measure large messages (memory under a
+	// backlog). Decoders ignore unknown event fields, so the rows do not
+	// change. The padding repeats a short pattern: Kafka stores it
+	// compressed to a fraction, the consumer holds it whole.
+	PadBytes int
 }
 
 type msgMeta struct {
@@ -259,7 +265,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if e.ev != nil {
 			ms := s.clock(e.at).UnixMilli()
 			e.ev.observedMS = ms
-			m.Value = appendEvent(make([]byte, 0, 1024), e.ev, cfg.BodyForm)
+			m.Value = appendEvent(make([]byte, 0, 1024+max(cfg.PadBytes, 0)), e.ev, cfg.BodyForm)
+			if cfg.PadBytes > 0 {
+				m.Value = appendPad(m.Value, cfg.PadBytes)
+			}
 			m.WriterData = &msgMeta{agent: e.ev.req.agent.Name, caller: e.ev.req.caller, kind: e.ev.kind,
 				source: e.ev.sourceKind, id: e.ev.id, observedMS: ms}
 		} else {

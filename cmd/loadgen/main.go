@@ -119,6 +119,7 @@ func run(ctx context.Context, cmd string, args []string) error {
 	noCompress := fs.Bool("no-compress", false, "do not compress Kafka batches (lz4 by default; the over-1-MiB poison then needs a broker with message.max.bytes above it)")
 	lz4Sum := fs.Bool("lz4-content-checksum", true, "write LZ4 batches with the frame's content checksum, as kafka-go does (false: without it, as the Java client does; see docs/performance.md)")
 	batch := fs.Int("batch", 1000, "kafka-go writer batch size")
+	pad := fs.Int("pad-bytes", 0, "add a top-level \"x_pad\" field of this many bytes to every valid event (ignored by decoders; for measuring large messages)")
 	events := fs.Int64("events", 1_000_000, "flood: messages to send")
 	scenario := fs.String("scenario", "steady", "flood: scenario to loop")
 	var positional []string
@@ -140,6 +141,7 @@ func run(ctx context.Context, cmd string, args []string) error {
 		Brokers: strings.Split(*brokers, ","), Topic: *topic, Speed: *speed, Clock: *clock,
 		MaxEvents: *maxEvents, Duration: *duration, Scale: *scale, Progress: os.Stderr,
 		ProgressEvery: *every, Compression: !*noCompress, BatchSize: *batch, BodyForm: *bodyForm,
+		PadBytes: *pad,
 	}
 	switch *bodyForm {
 	case loadgen.BodyString, loadgen.BodyJSON, loadgen.BodyMixed:
