@@ -10,7 +10,7 @@
 #                                     ClickHouse would go on merging them in
 #                                     the background and slow later
 #                                     measurements, and each topic holds
-#                                     about 0.4 GB per million events)
+#                                     about 0.2 GB per million events)
 #
 # Two runs, each on a fresh topic and a fresh database:
 #   catch-up   EVENTS are produced first, then ingest starts and drains them;
