@@ -1,0 +1,40 @@
+// Package redact is errtrail's one redactor: it decides, for every value
+// that may reach a row, a log line, a metric or an API answer, whether it may
+// be kept as it is. The decoder (parse), the dead-letter path (ingest) and
+// the emitters all use it, so a rule added here holds everywhere.
+//
+// Values are handled by what they are, not only by what they look like:
+//
+//   - Free text (error messages, violation descriptions): AppendText and Text
+//     replace credentials and customer values with placeholders such as
+//     [secret], [jwt], [key], [pem], [email], [phone], [card] and [iban].
+//     The detectors know their context: any value of a secret-named key
+//     (password=, "token": …, Cookie: …), whole PEM blocks, every HTTP
+//     authentication scheme followed by any whitespace, JWTs and provider
+//     key formats anywhere (after '=', in URLs, percent-encoded), card
+//     numbers that pass the Luhn check, IBANs that pass the mod-97 check,
+//     phone numbers that libphonenumber's metadata calls valid, and e-mail
+//     addresses — but not timestamps, IP addresses, versions,
+//     package@version, git remotes, hex digests, UUIDs or order numbers.
+//   - Identifiers (error ids, request ids, task and message ids, callers,
+//     limit and scope names): Hasher.Ident keeps a value that fits the
+//     identifier grammar and that no detector flags; any other value is
+//     replaced by a keyed hash, "hmac:" and 24 hex digits, computed with a
+//     deployment key that never reaches ClickHouse. A support engineer who
+//     holds the original value finds the row by hashing it the same way
+//     (Hasher.Lookup).
+//   - Field paths (BadRequest field, AAP instanceLocation): Path keeps the
+//     structure and replaces segments that look like values with {value}.
+//   - Endpoints: Endpoint keeps scheme, host, port and a path whose
+//     value-like segments become {id}; userinfo (also without a scheme, or
+//     unencoded with '/' or '@' in it), query and fragment are dropped.
+//   - Raw bytes kept for support or dead letters: Raw drops credential
+//     headers structurally from an HTTP header block, then applies the text
+//     pass to everything, and caps the result.
+//
+// docs/record.md lists every rule with its reason. The functions are safe
+// for concurrent use except Hasher, which keeps scratch state: give each
+// goroutine its own (NewHasher is cheap). AppendText and Hasher.AppendIdent
+// allocate nothing unless a phone-number candidate has to be checked
+// against libphonenumber's metadata.
+package redact

@@ -1,0 +1,398 @@
+package redact
+
+import "strings"
+
+// Detectors that know their context: the value of a secret-named key,
+// the credential after an authentication scheme, PEM blocks and the
+// userinfo of a URL. Their rule: the context decides, whatever the value
+// looks like, so a six-character session id is caught as surely as a JWT.
+
+// keyValueAt reports the value span of a secret-named key starting at i:
+// password=…, api_key: …, "token": "…", 'secret'='…', \"sid\":\"…\",
+// ["X-Api-Key", "…"] and header lines (Cookie: …, to the end of the line).
+func keyValueAt(s string, i int) (vs, ve int, ok bool) {
+	j := i
+	var quote byte
+	pair := false
+	if c := s[j]; c == '"' || c == '\'' {
+		quote = c
+		pair = j > 0 && (s[j-1] == '[' || j > 1 && s[j-1] == ' ' && s[j-2] == '[')
+		j++
+	}
+	ns := j
+	for j < len(s) && j-ns <= 64 && (isIdent(s[j]) || s[j] == '-' || s[j] == '.') {
+		j++
+	}
+	ne := j
+	for ne > ns && (s[ne-1] == '.' || s[ne-1] == '-') {
+		ne--
+	}
+	if ne == ns || !isLetter(s[ns]) {
+		return 0, 0, false
+	}
+	j = ne
+	if quote != 0 {
+		if j < len(s) && s[j] == '\\' {
+			j++
+		}
+		if j >= len(s) || s[j] != quote {
+			return 0, 0, false
+		}
+		j++
+	} else if j < len(s) && s[j] == '\\' && j+1 < len(s) && s[j+1] == '"' {
+		j += 2 // \"name\" inside an escaped JSON string
+	}
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+		j++
+	}
+	if j >= len(s) {
+		return 0, 0, false
+	}
+	sep := s[j]
+	switch {
+	case sep == '=' || sep == ':':
+		if j+1 < len(s) && (s[j+1] == '=' || sep == ':' && s[j+1] == ':') {
+			return 0, 0, false // == comparisons, :: scopes
+		}
+		if sep == ':' && j+2 < len(s) && s[j+1] == '/' && s[j+2] == '/' {
+			return 0, 0, false // a URL scheme
+		}
+		j++
+	case sep == '%' && j+2 < len(s) && s[j+1] == '3' && s[j+2]|0x20 == 'd':
+		sep = '='
+		j += 3
+	case sep == ',' && pair:
+		j++
+	default:
+		return 0, 0, false
+	}
+	strength := secretName(s[ns:ne])
+	switch {
+	case strength == nameNone:
+		return 0, 0, false
+	case strength == nameWeak && sep != '=' && !pair:
+		return 0, 0, false
+	}
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+		j++
+	}
+	if j < len(s) && s[j] == '\\' && j+1 < len(s) && s[j+1] == '"' {
+		j++
+	}
+	if j >= len(s) {
+		return 0, 0, false
+	}
+	vs = j
+	switch c := s[j]; {
+	case c == '"' || c == '\'':
+		vs = j + 1
+		ve = vs
+		for ve < len(s) && s[ve] != c && s[ve] != '\\' && s[ve] != '\n' {
+			ve++
+		}
+	case lineValued(s[ns:ne]):
+		ve = vs
+		for ve < len(s) && s[ve] != '\n' && s[ve] != '\r' {
+			ve++
+		}
+		if quote != 0 { // a quoted header name: the value ends at its quote
+			if q := strings.IndexByte(s[vs:ve], quote); q >= 0 {
+				ve = vs + q
+			}
+		}
+	default:
+		ve = vs
+		for ve < len(s) && !valueEnd[s[ve]] {
+			ve++
+		}
+	}
+	for ve > vs && (s[ve-1] == '.' && sep == ':' || s[ve-1] == ' ') {
+		ve-- // a sentence's full stop after "password: x."
+	}
+	if ve == vs || s[vs] == '[' && ve-vs >= 5 && s[ve-1] == ']' {
+		return 0, 0, false // empty, or already a placeholder
+	}
+	return vs, ve, true
+}
+
+// valueEnd marks the bytes that end an unquoted value.
+var valueEnd = func() (t [256]bool) {
+	for _, c := range []byte(" \t\r\n&;,\"'<>()[]{}\\|") {
+		t[c] = true
+	}
+	return
+}()
+
+type nameStrength uint8
+
+const (
+	nameNone   nameStrength = iota
+	nameWeak                // a secret only as name=value: key, pass, pin, session, auth
+	nameStrong              // a secret after '=' or ':' and as a JSON key
+)
+
+// Secret-named keys, normalised: lower case, without '-', '_' and '.'.
+var (
+	strongNames = []string{
+		"password", "passwd", "pwd", "passphrase", "secret", "token", "apikey", "sessionid", "sid",
+		"authorization", "proxyauthorization", "cookie", "setcookie", "dpop", "otp", "cvv", "cvc", "ssn",
+		"bearer", "jwt", "credential", "credentials", "signature", "privatekey", "jsessionid",
+		"phpsessid", "aspsessionid", "connectsid", "clientassertion", "samlresponse",
+	}
+	// A key whose normalised name ends with one of these is a secret too:
+	// client_secret, x-amz-security-token, aws_secret_access_key, db_password.
+	strongSuffixes = []string{
+		"password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey", "secretkey",
+		"privatekey", "signingkey", "sessionkey", "masterkey", "sessionid", "cookie", "authorization",
+		"credential", "credentials", "signature", "secretaccesskey",
+	}
+	weakNames = []string{"key", "pass", "pin", "session", "auth", "sig", "code", "passcode"}
+)
+
+// secretName tells whether a key name names a secret.
+func secretName(name string) nameStrength {
+	if len(name) < 2 || len(name) > 64 {
+		return nameNone
+	}
+	var buf [64]byte
+	n := 0
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '-' || c == '_' || c == '.':
+			continue
+		case c >= 'A' && c <= 'Z':
+			c |= 0x20
+		}
+		buf[n] = c
+		n++
+	}
+	norm := bstr(buf[:n]) // a view of the stack buffer, compared only
+	for _, w := range strongNames {
+		if norm == w {
+			return nameStrong
+		}
+	}
+	for _, w := range strongSuffixes {
+		if len(norm) > len(w) && norm[len(norm)-len(w):] == w {
+			return nameStrong
+		}
+	}
+	for _, w := range weakNames {
+		if norm == w {
+			return nameWeak
+		}
+	}
+	return nameNone
+}
+
+// lineValued names the keys whose value runs to the end of the line: header
+// fields that hold several credentials (Cookie: a=1; b=2) or a scheme and
+// its parameters (Authorization: Digest username="…", response="…").
+func lineValued(name string) bool {
+	return equalFold(name, "authorization") || equalFold(name, "proxy-authorization") ||
+		equalFold(name, "cookie") || equalFold(name, "set-cookie")
+}
+
+// SensitiveHeader reports whether an HTTP header or gRPC metadata entry
+// carries a credential or a session, so that its value is never kept:
+// Authorization, Cookie, DPoP, X-Api-Key and any name that names a secret
+// (X-Auth-Token, X-Amz-Security-Token, X-Session-Id, …).
+func SensitiveHeader(name string) bool {
+	switch {
+	case len(name) < 3:
+		return false
+	case equalFold(name, "www-authenticate"), equalFold(name, "proxy-authenticate"):
+		return false // a challenge carries no credential, and says why auth failed
+	case equalFold(name, "api-key"), equalFold(name, "x-api-key"):
+		return true
+	}
+	return secretName(name) != nameNone
+}
+
+// Authentication schemes (RFC 9110 §11 and the IANA registry), lower case.
+// The credential after them is replaced; for the schemes whose credential
+// is a list of parameters, the rest of the line is.
+var (
+	schemesToken = []string{"bearer", "basic", "token", "negotiate", "ntlm", "dpop", "apikey", "gssapi", "vapid", "privatetoken"}
+	schemesLine  = []string{"digest", "aws4-hmac-sha256", "hoba", "mutual", "scram-sha-1", "scram-sha-256", "oauth", "concealed"}
+)
+
+var schemeStart = func() (t [256]bool) {
+	for _, l := range [][]string{schemesToken, schemesLine} {
+		for _, w := range l {
+			t[w[0]] = true
+			t[w[0]-'a'+'A'] = true
+		}
+	}
+	return
+}()
+
+// startsScheme reports whether s starts with a scheme word followed by
+// whitespace (for mayHoldSecret).
+func startsScheme(s string) bool {
+	_, _, ok := schemeWord(s)
+	return ok
+}
+
+// schemeWord matches a scheme word at the start of s and the whitespace
+// after it: it returns the index of the credential and whether the scheme
+// takes the rest of the line.
+func schemeWord(s string) (cred int, line, ok bool) {
+	for pass, l := range [][]string{schemesToken, schemesLine} {
+		for _, w := range l {
+			if !hasPrefixFold(s, w) {
+				continue
+			}
+			j := len(w)
+			if j < len(s) && (isIdent(s[j]) || s[j] == '-') {
+				continue // a longer word
+			}
+			k := j
+			for {
+				if k < len(s) && (s[k] == ' ' || s[k] == '\t' || s[k] == '\n' || s[k] == '\r') {
+					k++
+					continue
+				}
+				if k+2 < len(s) && s[k] == '%' && s[k+1] == '2' && s[k+2] == '0' {
+					k += 3
+					continue
+				}
+				break
+			}
+			if k == j || k >= len(s) {
+				return 0, false, false
+			}
+			return k, pass == 1, true
+		}
+	}
+	return 0, false, false
+}
+
+// authSchemeAt reports the credential after an authentication scheme word
+// at i. A credential is told from prose ("Basic plan", "Token expired",
+// "Bearer token required") by its shape: eight or more bytes with a digit,
+// a symbol of the token68 alphabet, or twenty or more letters.
+func authSchemeAt(s string, i int) (vs, ve int, ok bool) {
+	if !schemeStart[s[i]] {
+		return 0, 0, false
+	}
+	k, line, ok := schemeWord(s[i:])
+	if !ok {
+		return 0, 0, false
+	}
+	vs = i + k
+	if line {
+		ve = vs
+		for ve < len(s) && s[ve] != '\n' && s[ve] != '\r' && s[ve] != '"' {
+			ve++
+		}
+		if ve-vs < 8 {
+			return 0, 0, false
+		}
+		return vs, ve, true
+	}
+	ve = vs
+	digits, symbols := 0, 0
+	for ve < len(s) {
+		c := s[ve]
+		switch {
+		case isAlnum(c):
+			if isDigit(c) {
+				digits++
+			}
+		case c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' || c == '=':
+			symbols++
+		case c == '%' && ve+2 < len(s) && isHex(s[ve+1]) && isHex(s[ve+2]):
+			symbols++
+			ve += 2
+		default:
+			goto end
+		}
+		ve++
+	}
+end:
+	for ve > vs && (s[ve-1] == '.' || s[ve-1] == ',') {
+		ve--
+		symbols--
+	}
+	n := ve - vs
+	if ve < len(s) && s[ve] == '"' && n > 0 && s[ve-1] == '=' {
+		return 0, 0, false // a challenge parameter: Bearer realm="…"
+	}
+	if n < 8 || digits == 0 && symbols == 0 && n < 20 {
+		return 0, 0, false
+	}
+	return vs, ve, true
+}
+
+// pemAt matches a PEM block at i: from -----BEGIN to the end of its
+// -----END line, or to the end of the text when the block was cut.
+func pemAt(s string, i int) (int, bool) {
+	if len(s)-i < 16 || s[i:i+11] != "-----BEGIN " {
+		return 0, false
+	}
+	rest := s[i+11:]
+	e := strings.Index(rest, "-----END ")
+	if e < 0 {
+		return len(s), true
+	}
+	tail := rest[e+9:]
+	if f := strings.Index(tail, "-----"); f >= 0 {
+		return i + 11 + e + 9 + f + 5, true
+	}
+	return len(s), true
+}
+
+// urlUserinfo finds user:password@ after "://" at i: the authority ends at
+// the first '/', '?', '#' or space, unless what precedes it is no host
+// (user:pa/ss@host): then the userinfo runs to the last '@' before the end
+// of the URL.
+func urlUserinfo(s string, i int) (from, to int, ok bool) {
+	end := i
+	for end < len(s) && !urlEnd[s[end]] {
+		end++
+	}
+	auth := end
+	for k := i; k < end; k++ {
+		if c := s[k]; c == '/' || c == '?' || c == '#' {
+			auth = k
+			break
+		}
+	}
+	at := strings.LastIndexByte(s[i:auth], '@')
+	if at < 0 {
+		if !hasPasswordColon(s[i:auth]) {
+			return 0, 0, false
+		}
+		at = strings.LastIndexByte(s[i:end], '@')
+		if at < 0 {
+			return 0, 0, false
+		}
+	}
+	if at == 0 {
+		return 0, 0, false
+	}
+	return i, i + at, true
+}
+
+// hasPasswordColon reports a ':' that is not followed by a port number.
+func hasPasswordColon(a string) bool {
+	c := strings.IndexByte(a, ':')
+	if c < 0 {
+		return false
+	}
+	for k := c + 1; k < len(a); k++ {
+		if !isDigit(a[k]) {
+			return true
+		}
+	}
+	return false
+}
+
+var urlEnd = func() (t [256]bool) {
+	for _, c := range []byte(" \t\r\n\"'<>`") {
+		t[c] = true
+	}
+	return
+}()

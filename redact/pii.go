@@ -1,0 +1,340 @@
+package redact
+
+import (
+	"strings"
+
+	"github.com/nyaruka/phonenumbers"
+)
+
+// Customer values: e-mail addresses, card numbers, IBANs and phone numbers.
+// Each is confirmed by what makes it one — a domain with a real top-level
+// label, the Luhn check, the mod-97 check, libphonenumber's metadata — so
+// the many numbers of ordinary error texts (timestamps, IP addresses and
+// ports, versions, offsets, ISBNs, order numbers) survive.
+
+// atSign handles an '@' (w = 1) or "%40" (w = 3) at i: an e-mail address
+// around it, or the userinfo of a scheme-less URL (user:password@host).
+// package@version and git remotes (git@host:org/repo) are not addresses.
+func (sc *scanner) atSign(i, w int) (from, to int, ph string, ok bool) {
+	s := sc.s
+	l := i
+	for l > sc.last && localByte(s[l-1]) {
+		l--
+	}
+	d := i + w
+	e := d
+	for e < len(s) && (isAlnum(s[e]) || s[e] == '-' || s[e] == '.') {
+		e++
+	}
+	for e > d && (s[e-1] == '.' || s[e-1] == '-') {
+		e--
+	}
+	dom := s[d:e]
+	if dom == "" || !isAlnum(dom[0]) {
+		return 0, 0, "", false
+	}
+	// user:password@host, without a scheme.
+	if l < i && l > 0 && s[l-1] == ':' {
+		u := l - 1
+		for u > sc.last && (isIdent(s[u-1]) || s[u-1] == '-' || s[u-1] == '.') {
+			u--
+		}
+		if u < l-1 && (u == 0 || s[u-1] != '/') {
+			return u, i, PhUserinfo, true
+		}
+	}
+	if l == i || !emailDomain(dom) {
+		return 0, 0, "", false
+	}
+	if e < len(s) && s[e] == ':' && e+1 < len(s) && !isDigit(s[e+1]) && s[e+1] != ' ' {
+		return 0, 0, "", false // git@github.com:org/repo.git
+	}
+	return l, e, PhEmail, true
+}
+
+func localByte(c byte) bool {
+	return isAlnum(c) || c == '.' || c == '_' || c == '%' || c == '+' || c == '-'
+}
+
+// emailDomain: two or more labels, the last of two or more letters.
+func emailDomain(d string) bool {
+	dot := strings.LastIndexByte(d, '.')
+	if dot <= 0 || len(d)-dot-1 < 2 || strings.Contains(d, "..") {
+		return false
+	}
+	for k := dot + 1; k < len(d); k++ {
+		if !isLetter(d[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// numBoundary reports whether a number may start at i: not inside a word,
+// and not glued to one by '-', '_', '.', '/' or ':' (ORD-2026-000123,
+// build_4155552671, v1.2, host:8080), except after "tel:".
+func numBoundary(s string, i int) bool {
+	if i == 0 {
+		return true
+	}
+	p := s[i-1]
+	if isIdent(p) {
+		return false
+	}
+	if (p == '-' || p == '_' || p == '.' || p == '/' || p == ':' || p == '#') && i >= 2 && isIdent(s[i-2]) {
+		return p == ':' && i >= 4 && equalFold(s[i-4:i-1], "tel")
+	}
+	return true
+}
+
+// Separator kinds seen in a number.
+const (
+	sepSpace = 1 << iota
+	sepDash
+	sepDot
+	sepSlash
+	sepParen
+)
+
+// numberAt reads a run of digits and separators at i (a '+', "%2B", '(' or
+// a digit) and tells whether it is a card or a phone number.
+func numberAt(s string, i int) (int, string, bool) {
+	j := i
+	plus := false
+	switch {
+	case s[j] == '+':
+		plus = true
+		j++
+	case s[j] == '%':
+		plus = true
+		j += 3
+	}
+	var dig [20]byte
+	var groups [12]uint8
+	nd, ng, cur, seps, run := 0, 0, 0, 0, 0
+	end := j
+	for j < len(s) {
+		c := s[j]
+		if isDigit(c) {
+			if nd == len(dig) {
+				return 0, "", false // too long for a phone or a card
+			}
+			dig[nd] = c
+			nd++
+			cur++
+			j++
+			end = j
+			run = 0
+			continue
+		}
+		w, kind := 1, 0
+		switch {
+		case c == ' ':
+			kind = sepSpace
+		case c == '-':
+			kind = sepDash
+		case c == '.':
+			kind = sepDot
+		case c == '/':
+			kind = sepSlash
+		case c == '(' || c == ')':
+			kind = sepParen
+		case c == '%' && j+2 < len(s) && s[j+1] == '2' && s[j+2] == '0':
+			kind, w = sepSpace, 3
+		}
+		if kind == 0 || run == 2 {
+			break
+		}
+		if cur > 0 {
+			if ng == len(groups) {
+				return 0, "", false
+			}
+			groups[ng] = uint8(cur)
+			ng++
+			cur = 0
+		}
+		seps |= kind
+		run++
+		j += w
+	}
+	if cur > 0 && ng < len(groups) {
+		groups[ng] = uint8(cur)
+		ng++
+	}
+	if nd < 7 {
+		return 0, "", false
+	}
+	if end < len(s) {
+		switch c := s[end]; {
+		case isIdent(c), c == '@':
+			return 0, "", false // 2026-12-01T06…, 123abc, x@1.2.3
+		case (c == ':' || c == '.' || c == ',') && end+1 < len(s) && isDigit(s[end+1]):
+			return 0, "", false // a time, a port, a decimal
+		}
+	}
+	d := dig[:nd]
+	g := groups[:ng]
+	if !plus && seps&^(sepSpace|sepDash) == 0 && nd >= 13 && d[0] >= '2' && d[0] <= '6' && luhn(d) {
+		return end, PhCard, true
+	}
+	if !plus && notAPhone(d, g, seps) {
+		return 0, "", false
+	}
+	if isPhone(d, plus) {
+		return end, PhPhone, true
+	}
+	return 0, "", false
+}
+
+// notAPhone recognises the numbers that look like phones to a pattern but
+// are dates, IP addresses, versions or ISBNs.
+func notAPhone(d []byte, g []uint8, seps int) bool {
+	if len(g) >= 2 && g[0] == 4 && (d[0] == '1' && d[1] == '9' || d[0] == '2' && d[1] == '0') && seps&(sepDash|sepSlash|sepDot) != 0 {
+		return true // 2026-12-01 06, 2026/12/01
+	}
+	if len(g) >= 3 && g[0] <= 2 && g[1] <= 2 && g[2] == 4 && seps&(sepDash|sepSlash|sepDot) != 0 {
+		return true // 01/12/2026, 01.12.2026 12
+	}
+	if seps&sepDot != 0 && len(g) >= 3 {
+		short := true
+		for _, n := range g {
+			if n > 3 {
+				short = false
+			}
+		}
+		if short {
+			return true // 192.168.100.200, 10.20.300.4000 versions
+		}
+	}
+	if len(d) == 13 && d[0] == '9' && d[1] == '7' && (d[2] == '8' || d[2] == '9') {
+		return true // ISBN-13
+	}
+	if len(d) == 10 && len(g) == 4 && seps == sepDash && isbn10(d) {
+		return true // ISBN-10 with its hyphens
+	}
+	return false
+}
+
+// PhoneRegions are the regions whose national formats (with the trunk
+// prefix 0) are checked for numbers written without a country code. A
+// number with a country code is checked against every region.
+var PhoneRegions = []string{"GB", "DE", "FR", "NL", "IT", "ES", "AT", "CH", "AU", "IN"}
+
+// isPhone asks libphonenumber whether the digits form a valid number: with
+// a country code (+, or 00), in a national format of PhoneRegions (leading
+// 0), or as a ten-digit North American or Indian number.
+func isPhone(d []byte, plus bool) bool {
+	var buf [24]byte
+	n := len(d)
+	switch {
+	case plus && n >= 8 && n <= 15:
+		return validPhone(append(append(buf[:0], '+'), d...), "ZZ")
+	case n >= 10 && n <= 17 && d[0] == '0' && d[1] == '0':
+		return validPhone(append(append(buf[:0], '+'), d[2:]...), "ZZ")
+	case n >= 9 && n <= 12 && d[0] == '0':
+		for _, r := range PhoneRegions {
+			if validPhone(d, r) {
+				return true
+			}
+		}
+	case n == 10 && d[0] >= '2':
+		return validPhone(d, "US") || d[0] >= '6' && validPhone(d, "IN")
+	case n == 11 && d[0] == '1':
+		return validPhone(append(append(buf[:0], '+'), d...), "ZZ")
+	}
+	return false
+}
+
+func validPhone(num []byte, region string) bool {
+	p, err := phonenumbers.Parse(string(num), region)
+	if err != nil {
+		return false
+	}
+	if region == "ZZ" {
+		return phonenumbers.IsValidNumber(p)
+	}
+	return phonenumbers.IsValidNumberForRegion(p, region)
+}
+
+// luhn is the check digit rule of card numbers (ISO/IEC 7812).
+func luhn(d []byte) bool {
+	sum, alt := 0, false
+	for i := len(d) - 1; i >= 0; i-- {
+		n := int(d[i] - '0')
+		if alt {
+			n *= 2
+			if n > 9 {
+				n -= 9
+			}
+		}
+		sum += n
+		alt = !alt
+	}
+	return sum%10 == 0
+}
+
+func isbn10(d []byte) bool {
+	sum := 0
+	for i := 0; i < 10; i++ {
+		sum += (10 - i) * int(d[i]-'0')
+	}
+	return sum%11 == 0
+}
+
+// ibanAt matches an IBAN at i, compact (DE89370400440532013000) or in
+// groups of four (DE89 3704 0044 0532 0130 00), that passes the ISO 13616
+// mod-97 check.
+func ibanAt(s string, i int) (int, bool) {
+	if len(s)-i < 15 || !isUpper(s[i]) || !isUpper(s[i+1]) || !isDigit(s[i+2]) || !isDigit(s[i+3]) {
+		return 0, false
+	}
+	var buf [34]byte
+	n, grp, j, end := 0, 0, i, i
+	for j < len(s) && n < len(buf) {
+		c := s[j]
+		if isUpper(c) || isDigit(c) {
+			buf[n] = c
+			n++
+			grp++
+			j++
+			end = j
+			continue
+		}
+		if c == ' ' && grp == 4 && j+1 < len(s) && (isUpper(s[j+1]) || isDigit(s[j+1])) {
+			grp = 0
+			j++
+			continue
+		}
+		break
+	}
+	if n < 15 || end < len(s) && isIdent(s[end]) {
+		return 0, false
+	}
+	if !mod97(buf[:n]) {
+		return 0, false
+	}
+	return end, true
+}
+
+func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
+
+// mod97: move the first four characters to the end, letters count as
+// 10..35, and the number modulo 97 must be 1.
+func mod97(b []byte) bool {
+	r := 0
+	add := func(c byte) {
+		if isDigit(c) {
+			r = (r*10 + int(c-'0')) % 97
+			return
+		}
+		v := int(c-'A') + 10
+		r = (r*100 + v) % 97
+	}
+	for _, c := range b[4:] {
+		add(c)
+	}
+	for _, c := range b[:4] {
+		add(c)
+	}
+	return r == 1
+}

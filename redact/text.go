@@ -1,0 +1,336 @@
+package redact
+
+import "unsafe"
+
+// The free-text pass: one left-to-right scan that dispatches on the byte at
+// hand to the detectors that can start there, and copies into dst only from
+// the first replacement on. Each detector lives in its own file: keys.go
+// (secret-named keys, authentication schemes, PEM blocks, URL userinfo),
+// tokens.go (JWTs, provider key formats, long random strings), pii.go
+// (e-mail addresses, card numbers, IBANs, phone numbers).
+
+// Placeholders, one per kind of value replaced.
+const (
+	PhSecret   = "[secret]"   // the value of a secret-named key
+	PhToken    = "[token]"    // a credential after an authentication scheme
+	PhJWT      = "[jwt]"      // a JSON Web Token
+	PhKey      = "[key]"      // a provider key format or a long random string
+	PhPEM      = "[pem]"      // a PEM block (private keys, certificates)
+	PhUserinfo = "[userinfo]" // user:password in a URL or before @host
+	PhEmail    = "[email]"
+	PhPhone    = "[phone]"
+	PhCard     = "[card]"
+	PhIBAN     = "[iban]"
+)
+
+// Text returns s with credentials and customer values replaced by
+// placeholders; s itself when there is nothing to replace.
+func Text(s string) string {
+	out, changed := AppendText(nil, s)
+	if !changed {
+		return s
+	}
+	return string(out)
+}
+
+// AppendText appends s to dst with credentials and customer values
+// replaced, and reports whether it replaced anything. When it did not, dst
+// is returned unchanged (s is not copied), so the caller can keep s itself.
+func AppendText(dst []byte, s string) ([]byte, bool) {
+	if !mayHoldSecret(s) {
+		return dst, false
+	}
+	sc := scanner{s: s, dst: dst, base: len(dst)}
+	sc.run()
+	if !sc.changed {
+		return dst[:sc.base], false
+	}
+	sc.dst = append(sc.dst, s[sc.last:]...)
+	return sc.dst, true
+}
+
+// scanner holds the state of one pass: bytes of s before last are already
+// in dst (once changed is set).
+type scanner struct {
+	s       string
+	dst     []byte
+	base    int
+	last    int
+	changed bool
+}
+
+// emit replaces s[from:to] with ph. from is clamped to what was already
+// copied, so a detector that looks back can never copy a byte twice.
+func (sc *scanner) emit(from, to int, ph string) {
+	if from < sc.last {
+		from = sc.last
+	}
+	sc.dst = append(sc.dst, sc.s[sc.last:from]...)
+	sc.dst = append(sc.dst, ph...)
+	sc.last = to
+	sc.changed = true
+}
+
+func (sc *scanner) run() {
+	s := sc.s
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		switch byteClass[c] {
+		case clSep:
+			i++
+			continue
+		case clDash:
+			if end, ok := pemAt(s, i); ok {
+				sc.emit(i, end, PhPEM)
+				i = end
+				continue
+			}
+			i++
+			continue
+		case clAt:
+			if from, to, ph, ok := sc.atSign(i, 1); ok {
+				sc.emit(from, to, ph)
+				i = max(to, i+1) // userinfo ends before the '@'
+				continue
+			}
+			i++
+			continue
+		case clPercent:
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				i++
+				continue
+			}
+			if s[i+1] == '4' && s[i+2] == '0' {
+				if from, to, ph, ok := sc.atSign(i, 3); ok {
+					sc.emit(from, to, ph)
+					i = max(to, i+3)
+					continue
+				}
+			}
+			if i+3 < len(s) && s[i+1] == '2' && s[i+2]|0x20 == 'b' && isDigit(s[i+3]) && numBoundary(s, i) {
+				if end, ph, ok := numberAt(s, i); ok {
+					sc.emit(i, end, ph)
+					i = end
+					continue
+				}
+			}
+			i += 3 // an escape is one byte: what follows starts a word
+			continue
+		case clColon:
+			if i+2 < len(s) && s[i+1] == '/' && s[i+2] == '/' {
+				if from, to, ok := urlUserinfo(s, i+3); ok {
+					sc.emit(from, to, PhUserinfo)
+					i = to
+					continue
+				}
+				i += 3
+				continue
+			}
+			i++
+			continue
+		case clQuote:
+			if vs, ve, ok := keyValueAt(s, i); ok {
+				sc.emit(vs, ve, PhSecret)
+				i = ve
+				continue
+			}
+			i++
+			continue
+		case clDigit, clNumStart:
+			if numBoundary(s, i) {
+				if end, ph, ok := numberAt(s, i); ok {
+					sc.emit(i, end, ph)
+					i = end
+					continue
+				}
+			}
+			if c == '+' || c == '(' {
+				i++
+				continue
+			}
+			// Digits may start an IBAN-free word: treat the rest as a word.
+		}
+		// A word: letters, digits or '_'.
+		if !wordStart(s, i) {
+			i = skipWord(s, i)
+			continue
+		}
+		if from, to, ph, ok := wordAt(s, i); ok {
+			sc.emit(from, to, ph)
+			i = to
+			continue
+		}
+		i = skipWord(s, i)
+	}
+}
+
+// wordAt runs the detectors that start at the first byte of a word.
+func wordAt(s string, i int) (from, to int, ph string, ok bool) {
+	c := s[i]
+	if isLetter(c) {
+		if vs, ve, ok := keyValueAt(s, i); ok {
+			return vs, ve, PhSecret, true
+		}
+		if vs, ve, ok := authSchemeAt(s, i); ok {
+			return vs, ve, PhToken, true
+		}
+		if c == 'e' {
+			if end, ok := jwtAt(s, i); ok {
+				return i, end, PhJWT, true
+			}
+		}
+		if end, ok := prefixedKeyAt(s, i); ok {
+			return i, end, PhKey, true
+		}
+		if c >= 'A' && c <= 'Z' {
+			if end, ok := ibanAt(s, i); ok {
+				return i, end, PhIBAN, true
+			}
+		}
+	}
+	if end, ok := randomRunAt(s, i); ok {
+		return i, end, PhKey, true
+	}
+	return 0, 0, "", false
+}
+
+// Byte classes for the scan's dispatch.
+const (
+	clSep      = iota // nothing starts here
+	clWord            // a letter or '_'
+	clDigit           // 0-9
+	clNumStart        // '+' or '(': may start a phone number
+	clDash            // '-': may start a PEM block
+	clAt              // '@'
+	clPercent         // '%': %40 (@) or %2B (+)
+	clColon           // ':' may start :// (userinfo)
+	clQuote           // '"' or '\'': may start a quoted key
+)
+
+var byteClass = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		switch {
+		case isLetter(b) || b == '_':
+			t[c] = clWord
+		case isDigit(b):
+			t[c] = clDigit
+		case b == '+' || b == '(':
+			t[c] = clNumStart
+		case b == '-':
+			t[c] = clDash
+		case b == '@':
+			t[c] = clAt
+		case b == '%':
+			t[c] = clPercent
+		case b == ':':
+			t[c] = clColon
+		case b == '"' || b == '\'':
+			t[c] = clQuote
+		}
+	}
+	return
+}()
+
+func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
+func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+func isAlnum(c byte) bool  { return isDigit(c) || isLetter(c) }
+func isHex(c byte) bool    { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' }
+
+// isIdent marks the bytes of a word: letters, digits, '_'.
+func isIdent(c byte) bool { return isAlnum(c) || c == '_' }
+
+// wordStart reports whether a word begins at i: the byte before is not part
+// of a word (nor a '-' or '.' glued to one, as in claude-3-5 or v1.2).
+func wordStart(s string, i int) bool {
+	if i == 0 {
+		return true
+	}
+	p := s[i-1]
+	if isIdent(p) {
+		// A percent-escape ends a word: k%3Dsk_live_…
+		return i >= 3 && s[i-3] == '%' && isHex(s[i-2]) && isHex(p)
+	}
+	return true
+}
+
+func skipWord(s string, i int) int {
+	j := i + 1
+	for j < len(s) && isIdent(s[j]) {
+		j++
+	}
+	return j
+}
+
+// equalFold compares ASCII case-insensitively; b must be lower case.
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x := a[i]
+		if x >= 'A' && x <= 'Z' {
+			x |= 0x20
+		}
+		if x != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func hasPrefixFold(s, p string) bool { return len(s) >= len(p) && equalFold(s[:len(p)], p) }
+
+// mayHoldSecret is a cheap first look: every detector needs a digit, '@',
+// '%', '=', ':', a quote, a '-----' run, a word of 16 or more bytes, or one of
+// the authentication scheme words. Texts without any pass as they are.
+func mayHoldSecret(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if trigger[c] {
+			return true
+		}
+		if c == '-' && len(s)-i >= 5 && s[i+1:i+5] == "----" {
+			return true // a PEM block
+		}
+		if isIdent(c) || c == '-' || c == '.' || c == '/' || c == '+' {
+			if run == 0 && schemeStart[c] && startsScheme(s[i:]) {
+				return true
+			}
+			run++
+			if run >= 16 {
+				return true
+			}
+			continue
+		}
+		run = 0
+	}
+	return false
+}
+
+var trigger = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		t[c] = isDigit(b) || b == '@' || b == '%' || b == '=' || b == ':' || b == '"' || b == '\''
+	}
+	return
+}()
+
+// bstr views b as a string without copying; b must not change while the
+// string is in use.
+func bstr(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// sbytes views s as bytes without copying; they must not be modified.
+func sbytes(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}

@@ -1,0 +1,219 @@
+package redact
+
+// Tokens recognised by their own shape, wherever they stand: JSON Web
+// Tokens, the key formats of well-known providers (fixed prefixes, as the
+// field's secret scanners list them), and long random strings that mix
+// upper case, lower case and digits. Hex digests, UUIDs and dash-joined ids
+// are identifiers, not secrets, and are kept.
+
+// jwtAt matches a JWT (or JWE) at i: base64url "eyJ…" parts joined by dots,
+// at least three of them; the signature part may be empty.
+func jwtAt(s string, i int) (int, bool) {
+	if len(s)-i < 16 || s[i:i+3] != "eyJ" {
+		return 0, false
+	}
+	j := i
+	parts := 0
+	for {
+		k := j
+		for k < len(s) && isB64URL(s[k]) {
+			k++
+		}
+		n := k - j
+		switch {
+		case parts == 0 && n < 10, parts == 1 && n < 2:
+			return 0, false
+		}
+		parts++
+		j = k
+		if j < len(s) && s[j] == '.' && parts < 5 {
+			j++
+			continue
+		}
+		break
+	}
+	if parts < 3 {
+		return 0, false
+	}
+	return j, true
+}
+
+func isB64URL(c byte) bool { return isAlnum(c) || c == '-' || c == '_' }
+
+// keyFormat is one provider's key format: a fixed prefix and the least
+// number of bytes after it.
+type keyFormat struct {
+	prefix string
+	tail   int
+}
+
+// keyFormats, by provider; facts of their published token formats.
+var keyFormats = []keyFormat{
+	// AWS access key ids: four letters and 16 upper-case letters or digits.
+	{"AKIA", 16}, {"ASIA", 16}, {"ABIA", 16}, {"ACCA", 16}, {"AGPA", 16}, {"AIDA", 16},
+	{"AROA", 16}, {"AIPA", 16}, {"ANPA", 16}, {"ANVA", 16}, {"APKA", 16},
+	// GitHub
+	{"ghp_", 30}, {"gho_", 30}, {"ghu_", 30}, {"ghs_", 30}, {"ghr_", 30}, {"github_pat_", 20},
+	// GitLab
+	{"glpat-", 20}, {"gldt-", 20}, {"glrt-", 20}, {"glptt-", 20}, {"glsoat-", 20}, {"GR1348941", 20},
+	// Slack
+	{"xoxb-", 10}, {"xoxp-", 10}, {"xoxa-", 10}, {"xoxr-", 10}, {"xoxs-", 10}, {"xoxe-", 10}, {"xapp-", 10},
+	// Stripe
+	{"sk_live_", 10}, {"sk_test_", 10}, {"rk_live_", 10}, {"rk_test_", 10}, {"whsec_", 10}, {"pk_live_", 10},
+	// OpenAI, Anthropic, other model APIs
+	{"sk-proj-", 20}, {"sk-svcacct-", 20}, {"sk-admin-", 20}, {"sk-ant-", 20}, {"sk-", 32},
+	{"gsk_", 30}, {"xai-", 30}, {"r8_", 30}, {"hf_", 30}, {"pplx-", 30},
+	// Google
+	{"AIza", 30}, {"ya29.", 20}, {"GOCSPX-", 20},
+	// Package registries
+	{"npm_", 30}, {"pypi-", 50}, {"oy2", 43},
+	// Others
+	{"SG.", 20}, {"shpat_", 20}, {"shpss_", 20}, {"shpca_", 20}, {"shppa_", 20},
+	{"dop_v1_", 40}, {"doo_v1_", 40}, {"dor_v1_", 40}, {"glc_", 20}, {"glsa_", 20},
+	{"hvs.", 20}, {"hvb.", 20}, {"pul-", 30}, {"PMAK-", 20}, {"lin_api_", 30}, {"figd_", 20},
+	{"AGE-SECRET-KEY-1", 30}, {"sntrys_", 30}, {"sntryu_", 30}, {"sq0atp-", 20}, {"sq0csp-", 20},
+	{"ATATT3", 30}, {"HRKU-", 20}, {"dp.pt.", 30}, {"dp.st.", 30}, {"pscale_tkn_", 30},
+	{"pscale_pw_", 30}, {"EAACEdEose0cBA", 20}, {"api_key_", 12}, {"apikey_", 12},
+	{"tok_live_", 10}, {"tok_test_", 10}, {"secret_", 30}, {"ntn_", 30}, {"rnd_", 30},
+}
+
+// keyByFirst indexes keyFormats by first byte.
+var keyByFirst = func() (t [256][]keyFormat) {
+	for _, k := range keyFormats {
+		t[k.prefix[0]] = append(t[k.prefix[0]], k)
+	}
+	return
+}()
+
+// prefixedKeyAt matches a provider key at i (a word start: after a space,
+// '=', '/', '?', a quote, …). The tail is base64url or dotted, and may be
+// percent-encoded.
+func prefixedKeyAt(s string, i int) (int, bool) {
+	for _, k := range keyByFirst[s[i]] {
+		p := k.prefix
+		if len(s)-i < len(p)+k.tail || s[i:i+len(p)] != p {
+			continue
+		}
+		j := i + len(p)
+		n := 0
+		for j < len(s) {
+			c := s[j]
+			if isB64URL(c) || c == '.' || c == '+' || c == '/' || c == '=' {
+				j++
+				n++
+				continue
+			}
+			if c == '%' && j+2 < len(s) && isHex(s[j+1]) && isHex(s[j+2]) {
+				j += 3
+				n++
+				continue
+			}
+			break
+		}
+		for j > i+len(p) && (s[j-1] == '.' || s[j-1] == '=' && n < k.tail) {
+			j--
+			n--
+		}
+		if n >= k.tail {
+			return j, true
+		}
+	}
+	return 0, false
+}
+
+// randomRunAt matches a long random string at i: 32 or more bytes of the
+// base64 alphabets with at least two upper-case letters, two lower-case
+// letters and two digits — an AWS secret key, an opaque session token, a
+// raw base64 key. Not: hex of any length (digests, SHAs, trace ids), UUIDs,
+// dash-joined words, or an SRI digest after "sha256-".
+func randomRunAt(s string, i int) (int, bool) {
+	j := i
+	up, lo, dig, dash, sym := 0, 0, 0, 0, 0
+	for j < len(s) {
+		c := s[j]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			up++
+		case c >= 'a' && c <= 'z':
+			lo++
+		case isDigit(c):
+			dig++
+		case c == '-' || c == '_':
+			dash++
+		case c == '+' || c == '/':
+			sym++
+		case c == '=': // padding ends the run
+			for j < len(s) && s[j] == '=' {
+				j++
+			}
+			goto end
+		default:
+			goto end
+		}
+		j++
+	}
+end:
+	for j > i && (s[j-1] == '-' || s[j-1] == '_' || s[j-1] == '/') {
+		j--
+	}
+	if j-i < 32 || up < 2 || lo < 2 || dig < 1 || dig < 2 && sym == 0 {
+		return 0, false
+	}
+	w := s[i:j]
+	if sriDigest(s[:i]) || sriDigest(w) {
+		return 0, false
+	}
+	// Dash-joined words (a model or resource name) have short parts; a
+	// random string's parts are long. A path or a name has a part that is
+	// a plain lower-case word (services/T012…); random text has none.
+	if dash > 0 && longestPart(w) < 24 || hasWordPart(w) {
+		return 0, false
+	}
+	return j, true
+}
+
+// hasWordPart reports a part between '/', '-', '_' or '+' of four or more
+// lower-case letters only.
+func hasWordPart(w string) bool {
+	n, word := 0, true
+	for i := 0; i <= len(w); i++ {
+		if i == len(w) || w[i] == '/' || w[i] == '-' || w[i] == '_' || w[i] == '+' {
+			if word && n >= 4 {
+				return true
+			}
+			n, word = 0, true
+			continue
+		}
+		n++
+		if c := w[i]; c < 'a' || c > 'z' {
+			word = false
+		}
+	}
+	return false
+}
+
+func longestPart(w string) int {
+	best, cur := 0, 0
+	for i := 0; i < len(w); i++ {
+		if w[i] == '-' || w[i] == '_' || w[i] == '/' {
+			cur = 0
+			continue
+		}
+		cur++
+		if cur > best {
+			best = cur
+		}
+	}
+	return best
+}
+
+// sriDigest reports a subresource-integrity prefix (sha512-…): a digest
+// of public content, not a secret.
+func sriDigest(s string) bool {
+	for _, p := range []string{"sha256-", "sha384-", "sha512-", "sha1-"} {
+		if hasPrefixFold(s, p) || len(s) >= len(p) && equalFold(s[len(s)-len(p):], p) {
+			return true
+		}
+	}
+	return false
+}
