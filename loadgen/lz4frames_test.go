@@ -37,7 +37,7 @@ func contentChecksumFlag(t *testing.T, frame []byte) bool {
 // leaves it out, and that kafka-go's reader, which ingest uses, reads our
 // frames back byte for byte.
 func TestLZ4FramesWithoutContentChecksum(t *testing.T) {
-	data := bytes.Repeat([]byte(`{"v":1,"event_id":"lg-1","reply":{"http_status":429}}`+"\n"), 500)
+	data := bytes.Repeat([]byte(`{"v":1,"event_id":"lg-1","observed_at":1764489600000,"reply":{"http_status":429}}`+"\n"), 500)
 	var kafkaGo kafkalz4.Codec
 	if !contentChecksumFlag(t, lz4Frame(t, kafkaGo.NewWriter, data)) {
 		t.Fatal("kafka-go's lz4 codec wrote no content checksum; the option's premise is gone")

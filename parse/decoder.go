@@ -1,5 +1,7 @@
 package parse
 
+import "github.com/errtrail/errtrail/redact"
+
 // Header is one HTTP header field or gRPC metadata entry, as received.
 type Header struct {
 	Name  string
@@ -32,6 +34,12 @@ type Options struct {
 	MaxBytes int // largest message accepted; default 1 MiB
 	MaxDepth int // deepest JSON nesting accepted; default 64
 	KeepRaw  int // bytes of the redacted body kept by RawBody; default 4 KiB, <0 keeps none
+	// HashKey keys the hashes that replace identifier values that may not be
+	// stored as they are (redact.New). Every decoder of one deployment, and
+	// its support lookups, must use the same key, and the key must never be
+	// stored with the rows. Empty means an unkeyed hash: tests and local
+	// decoding only.
+	HashKey []byte
 }
 
 func (o *Options) defaults() {
@@ -51,12 +59,13 @@ func (o *Options) defaults() {
 type Decoder struct {
 	opt Options
 	sc  scratch
+	rd  *redact.Redactor
 }
 
 // NewDecoder returns a Decoder with the given limits (zero values take defaults).
 func NewDecoder(opt Options) *Decoder {
 	opt.defaults()
-	return &Decoder{opt: opt}
+	return &Decoder{opt: opt, rd: redact.New(opt.HashKey)}
 }
 
 // DecodeMessage decodes one Kafka message value: event JSON, a raw HTTP/1.1
@@ -65,13 +74,17 @@ func NewDecoder(opt Options) *Decoder {
 // the message names no observation time. On failure it returns a
 // *DecodeError and out holds whatever context could be read.
 func (d *Decoder) DecodeMessage(value []byte, headers []MsgHeader, kafkaTimeMS int64, out *Record) error {
-	return d.decodeMessage(value, headers, kafkaTimeMS, out)
+	err := d.decodeMessage(value, headers, kafkaTimeMS, out)
+	d.sanitize(out)
+	return err
 }
 
 // DecodeReply decodes a reply that is already split from its carrier. The
 // context fields of out (caller, method, ...) are left as the caller set them.
 func (d *Decoder) DecodeReply(rep *Reply, out *Record) error {
-	return d.decodeReply(rep, out)
+	err := d.decodeReply(rep, out)
+	d.sanitize(out)
+	return err
 }
 
 // RawBody returns the body of the last decoded reply after redaction, capped

@@ -172,9 +172,12 @@ func TestRedaction(t *testing.T) {
 		"sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c",
 		"jane.doe@example.com",
 		"+1 415 555 0100",
-		"abcdef0123456789abcdef0123456789abcdef0123",
+		"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
 	}
-	msg := "Bearer tok_live_9f8e7d6c5b4a echoed: " + strings.Join(secrets, " ; ")
+	// A hex digest is an identifier, not a secret (issue 11: git SHAs and
+	// sha256 digests were replaced as keys); it must survive.
+	const sha = "3f786850e387550fdab836ed7e6dc881de23001b"
+	msg := "Bearer tok_live_9f8e7d6c5b4a echoed: " + strings.Join(secrets, " ; ") + " at commit " + sha
 	body := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":` + fmt.Sprintf("%q", msg) +
 		`,"data":[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"contact.email","description":"jane.doe@example.com is not allowed"}]}]}}`
 	d := NewDecoder(Options{})
@@ -191,6 +194,9 @@ func TestRedaction(t *testing.T) {
 		if strings.Contains(raw, s) {
 			t.Errorf("kept raw body contains %q: %s", s, raw)
 		}
+	}
+	if !strings.Contains(rec.Message, sha) {
+		t.Errorf("the commit SHA did not survive: %q", rec.Message)
 	}
 	if !rec.HasFinding(FindEchoesSecret) {
 		t.Errorf("finding %s missing: %v", FindEchoesSecret, rec.Findings)

@@ -107,7 +107,10 @@ func (d *Decoder) event(value []byte, rep *Reply, out *Record) *DecodeError {
 		return errAt(ErrBadEvent, "event.v", -1, "missing contract version v")
 	case !haveReply:
 		return errAt(ErrBadEvent, "event.reply", -1, "missing reply")
-	case !haveObserved && rep.ObservedAtMS == 0:
+	case !haveObserved:
+		// Required by the contract whatever the Kafka timestamp says, so that
+		// `ingest decode` (no Kafka time) and the pipeline agree; only the raw
+		// forms fall back to the header or the Kafka time.
 		return errAt(ErrBadEvent, "event.observed_at", -1, "missing observed_at")
 	}
 	return nil

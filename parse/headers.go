@@ -3,6 +3,8 @@ package parse
 import (
 	"strings"
 	"time"
+
+	"github.com/errtrail/errtrail/redact"
 )
 
 // hdrInfo is what the decoder reads from HTTP response headers (or gRPC
@@ -21,29 +23,8 @@ type hdrInfo struct {
 }
 
 // sensitiveHeader reports whether a header carries a credential and must
-// never be stored.
-func sensitiveHeader(name string) bool {
-	if len(name) < 4 {
-		return false
-	}
-	switch name[0] | 0x20 {
-	case 'a':
-		return equalFoldASCII(name, "Authorization") || equalFoldASCII(name, "Api-Key")
-	case 'p':
-		return equalFoldASCII(name, "Proxy-Authorization")
-	case 'c':
-		return equalFoldASCII(name, "Cookie")
-	case 's':
-		return equalFoldASCII(name, "Set-Cookie")
-	case 'd':
-		return equalFoldASCII(name, "DPoP")
-	case 'x':
-		if equalFoldASCII(name, "X-Api-Key") || equalFoldASCII(name, "X-Auth-Token") {
-			return true
-		}
-	}
-	return len(name) > 8 && name[len(name)-8] == '-' && equalFoldASCII(name[len(name)-8:], "-api-key")
-}
+// never be stored (redact.SensitiveHeader).
+func sensitiveHeader(name string) bool { return redact.SensitiveHeader(name) }
 
 func readHeaders(hs []Header) hdrInfo {
 	var h hdrInfo

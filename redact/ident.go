@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
+	"strings"
 )
 
 // Identifiers have a grammar. A value that fits it and that no detector of
@@ -69,6 +70,9 @@ type Redactor struct {
 	mac     hash.Hash
 	sum     []byte
 	scratch []byte
+	hashed  []byte
+	out     []byte
+	memo    memo
 }
 
 // New returns a Redactor whose hashes are keyed with key. The key must be
@@ -76,7 +80,9 @@ type Redactor struct {
 // be stored with the rows. An empty key still replaces values, with hashes
 // anyone can recompute: for tests and local decoding only.
 func New(key []byte) *Redactor {
-	return &Redactor{mac: hmac.New(sha256.New, key), sum: make([]byte, 0, sha256.Size), scratch: make([]byte, 0, 256)}
+	r := &Redactor{mac: hmac.New(sha256.New, key), sum: make([]byte, 0, sha256.Size), scratch: make([]byte, 0, 256)}
+	r.memo.init()
+	return r
 }
 
 // AppendIdent appends s to dst as identifier field of grammar g may store
@@ -98,8 +104,15 @@ func (r *Redactor) Keep(s string, g Grammar) bool {
 	if !fits(s, g) {
 		return false
 	}
-	if len(s) > len(HashPrefix) && s[:len(HashPrefix)] == HashPrefix {
+	if isHash(s) {
 		return true // a hash already (an emitter redacted at the source)
+	}
+	plain, random := scanIdent(s)
+	if random {
+		return false
+	}
+	if plain && g == ID {
+		return true
 	}
 	var changed bool
 	r.scratch, changed = AppendText(r.scratch[:0], s)
@@ -112,6 +125,10 @@ func (r *Redactor) Lookup(value string) string {
 	return string(r.appendHash(nil, value))
 }
 
+// AppendHash appends the keyed hash of s, whatever s is: for values that
+// are only compared, never read (idempotency keys).
+func (r *Redactor) AppendHash(dst []byte, s string) []byte { return r.appendHash(dst, s) }
+
 func (r *Redactor) appendHash(dst []byte, s string) []byte {
 	r.mac.Reset()
 	r.mac.Write(sbytes(s))
@@ -121,4 +138,161 @@ func (r *Redactor) appendHash(dst []byte, s string) []byte {
 	dst = append(dst, make([]byte, hashHex)...)
 	hex.Encode(dst[n:], r.sum[:hashHex/2])
 	return dst
+}
+
+// randomLooking reports a run of eight or more letters and digits that
+// mixes upper case, lower case and digits and changes between them at
+// least every other byte (Kq3vZ8pLw2): a short key or password, not a name
+// (SendMessage2), a ULID (upper case only) or a hex id (no upper case).
+func randomLooking(s string) bool {
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && isAlnum(s[i]) {
+			continue
+		}
+		if i-start >= 8 && mixedRun(s[start:i]) {
+			return true
+		}
+		start = i + 1
+	}
+	return false
+}
+
+func mixedRun(w string) bool {
+	up, lo, dig, changes := 0, 0, 0, 0
+	prev := byte(0)
+	for i := 0; i < len(w); i++ {
+		var k byte
+		switch c := w[i]; {
+		case c >= 'A' && c <= 'Z':
+			up++
+			k = 1
+		case c >= 'a' && c <= 'z':
+			lo++
+			k = 2
+		default:
+			dig++
+			k = 3
+		}
+		if i > 0 && k != prev {
+			changes++
+		}
+		prev = k
+	}
+	return up > 0 && lo > 0 && dig > 0 && 2*changes >= len(w)
+}
+
+// scanIdent looks at an identifier once. random reports a short random
+// key in it (randomLooking); plain reports that no detector of the text
+// pass can match, so the pass is not needed: no '@', '%' or '=', no secret
+// name before a ':', no word that starts like a provider key, a JWT or an
+// IBAN, no run of 7 or more digits (cards, phones), and not long enough
+// with upper case, lower case and digits for a random string.
+func scanIdent(s string) (plain, random bool) {
+	plain = true
+	digits, start, runStart := 0, 0, 0
+	var up, lo, dig bool    // classes seen in the whole value
+	var rup, rlo, rdig bool // classes seen in the current run of letters and digits
+	for i := 0; i <= len(s); i++ {
+		c := byte(0)
+		if i < len(s) {
+			c = s[i]
+		}
+		if isAlnum(c) {
+			if i == runStart && isLetter(c) && wordStart(s, i) && plain {
+				if hasKeyPrefix(s[i:]) || c == 'e' && strings.HasPrefix(s[i:], "eyJ") ||
+					isUpper(c) && i+3 < len(s) && isUpper(s[i+1]) && isDigit(s[i+2]) && isDigit(s[i+3]) {
+					plain = false
+				}
+			}
+			switch {
+			case isDigit(c):
+				rdig, dig = true, true
+				digits++
+				if digits >= 7 {
+					plain = false
+				}
+			case c <= 'Z':
+				rup, up = true, true
+				digits = 0
+			default:
+				rlo, lo = true, true
+				digits = 0
+			}
+			continue
+		}
+		// The end of a run of letters and digits.
+		if rup && rlo && rdig && i-runStart >= 8 && mixedRun(s[runStart:i]) {
+			random = true
+		}
+		rup, rlo, rdig = false, false, false
+		runStart = i + 1
+		switch c {
+		case '@', '%', '=':
+			plain = false
+		case ':':
+			if secretName(s[start:i]) != nameNone {
+				plain = false
+			}
+			start = i + 1
+			digits = 0
+		case '-', '.', '/', '+', '~', '#', ' ':
+			if !(i+1 < len(s) && isDigit(s[i+1]) && i > 0 && isDigit(s[i-1])) {
+				digits = 0 // 0151/123…, 4111-1111-… run on
+			}
+		default:
+			digits = 0
+		}
+	}
+	if up && lo && dig && len(s) >= 32 {
+		plain = false
+	}
+	return plain, random
+}
+
+func hasKeyPrefix(s string) bool {
+	for _, k := range keyByFirst[s[0]] {
+		if len(s) >= len(k.prefix) && s[:len(k.prefix)] == k.prefix {
+			return true
+		}
+	}
+	return false
+}
+
+// isHash reports a value that is exactly one of our hashes.
+func isHash(s string) bool {
+	if len(s) != len(HashPrefix)+hashHex || s[:len(HashPrefix)] != HashPrefix {
+		return false
+	}
+	for i := len(HashPrefix); i < len(s); i++ {
+		if c := s[i]; !isDigit(c) && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Ident returns what an identifier field of grammar g may store for s: s
+// itself (keep true), or its keyed hash. The returned string is valid until
+// the next call on r. Verdicts are remembered (memo.go), so the values that
+// repeat from one reply to the next — agents, callers, methods, codes — are
+// checked once.
+func (r *Redactor) Ident(s string, g Grammar) (out string, keep bool) {
+	if s == "" {
+		return s, true
+	}
+	slot, hit := r.memo.find(s, kindIdent+uint8(g))
+	if hit {
+		if slot.keep {
+			return s, true
+		}
+		return bstr(slot.out), false
+	}
+	if r.Keep(s, g) {
+		r.memo.store(slot, s, kindIdent+uint8(g), true, nil)
+		return s, true
+	}
+	r.hashed = r.appendHash(r.hashed[:0], s)
+	r.memo.store(slot, s, kindIdent+uint8(g), false, r.hashed)
+	return bstr(r.hashed), false
 }

@@ -84,21 +84,17 @@ func keyValueAt(s string, i int) (vs, ve int, ok bool) {
 	}
 	vs = j
 	switch c := s[j]; {
+	case lineValued(s[ns:ne]):
+		quoted := c == '"' || c == '\''
+		if quoted {
+			vs = j + 1
+		}
+		ve = lineEnd(s, vs, quoted || quote != 0)
 	case c == '"' || c == '\'':
 		vs = j + 1
 		ve = vs
 		for ve < len(s) && s[ve] != c && s[ve] != '\\' && s[ve] != '\n' {
 			ve++
-		}
-	case lineValued(s[ns:ne]):
-		ve = vs
-		for ve < len(s) && s[ve] != '\n' && s[ve] != '\r' {
-			ve++
-		}
-		if quote != 0 { // a quoted header name: the value ends at its quote
-			if q := strings.IndexByte(s[vs:ve], quote); q >= 0 {
-				ve = vs + q
-			}
 		}
 	default:
 		ve = vs
@@ -146,7 +142,7 @@ var (
 		"privatekey", "signingkey", "sessionkey", "masterkey", "sessionid", "cookie", "authorization",
 		"credential", "credentials", "signature", "secretaccesskey",
 	}
-	weakNames = []string{"key", "pass", "pin", "session", "auth", "sig", "code", "passcode"}
+	weakNames = []string{"key", "pass", "pin", "session", "auth", "sig", "passcode"}
 )
 
 // secretName tells whether a key name names a secret.
@@ -167,23 +163,66 @@ func secretName(name string) nameStrength {
 		buf[n] = c
 		n++
 	}
+	if n == 0 || !nameLast[buf[n-1]] {
+		return nameNone // every name below ends with one of a few letters
+	}
 	norm := bstr(buf[:n]) // a view of the stack buffer, compared only
-	for _, w := range strongNames {
-		if norm == w {
-			return nameStrong
-		}
+	if st, ok := exactNames[norm]; ok {
+		return st
 	}
 	for _, w := range strongSuffixes {
 		if len(norm) > len(w) && norm[len(norm)-len(w):] == w {
 			return nameStrong
 		}
 	}
+	return nameNone
+}
+
+var exactNames = func() map[string]nameStrength {
+	m := map[string]nameStrength{}
 	for _, w := range weakNames {
-		if norm == w {
-			return nameWeak
+		m[w] = nameWeak
+	}
+	for _, w := range strongNames {
+		m[w] = nameStrong
+	}
+	return m
+}()
+
+// nameLast marks the last letters of the names and suffixes above.
+var nameLast = func() (t [256]bool) {
+	for _, l := range [][]string{strongNames, strongSuffixes, weakNames} {
+		for _, w := range l {
+			t[w[len(w)-1]] = true
 		}
 	}
-	return nameNone
+	return
+}()
+
+// lineEnd returns the end of a value that runs to the end of its line. A
+// value inside a JSON string (quoted, or holding escaped quotes \") ends at
+// the string's closing quote; the quotes of a plain header line
+// (username="bob", response="…") belong to the value.
+func lineEnd(s string, i int, quoted bool) int {
+	esc := false
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case '\n', '\r':
+			return i
+		case '"':
+			if i > 0 && s[i-1] == '\\' {
+				esc = true
+				continue
+			}
+			if quoted || esc {
+				if i > 0 && s[i-1] == '\\' {
+					continue
+				}
+				return i
+			}
+		}
+	}
+	return i
 }
 
 // lineValued names the keys whose value runs to the end of the line: header
@@ -254,6 +293,10 @@ func schemeWord(s string) (cred int, line, ok bool) {
 					k++
 					continue
 				}
+				if k+1 < len(s) && s[k] == '\\' && (s[k+1] == 't' || s[k+1] == 'n' || s[k+1] == 'r') {
+					k += 2 // whitespace escaped in a JSON string
+					continue
+				}
 				if k+2 < len(s) && s[k] == '%' && s[k+1] == '2' && s[k+2] == '0' {
 					k += 3
 					continue
@@ -283,14 +326,16 @@ func authSchemeAt(s string, i int) (vs, ve int, ok bool) {
 	}
 	vs = i + k
 	if line {
-		ve = vs
-		for ve < len(s) && s[ve] != '\n' && s[ve] != '\r' && s[ve] != '"' {
-			ve++
+		// Digest username="…", response="…"; AWS4-HMAC-SHA256 Credential=…:
+		// parameters, or it is prose ("digest mismatch").
+		p := vs
+		for p < len(s) && (isIdent(s[p]) || s[p] == '-') {
+			p++
 		}
-		if ve-vs < 8 {
+		if p == vs || p >= len(s) || s[p] != '=' {
 			return 0, 0, false
 		}
-		return vs, ve, true
+		return vs, lineEnd(s, vs, false), true
 	}
 	ve = vs
 	digits, symbols := 0, 0
@@ -320,10 +365,35 @@ end:
 	if ve < len(s) && s[ve] == '"' && n > 0 && s[ve-1] == '=' {
 		return 0, 0, false // a challenge parameter: Bearer realm="…"
 	}
+	w := s[i : i+len("bearer")]
+	if equalFold(w[:5], "basic") || equalFold(w, "bearer") {
+		// Bearer and Basic are followed by prose only in a few phrases
+		// (Bearer token required, Basic plan): any other word of six or
+		// more bytes is a credential, however plain it looks.
+		if n < 6 || digits == 0 && symbols == 0 && proseAfterScheme(s[vs:ve]) {
+			return 0, 0, false
+		}
+		return vs, ve, true
+	}
 	if n < 8 || digits == 0 && symbols == 0 && n < 20 {
 		return 0, 0, false
 	}
 	return vs, ve, true
+}
+
+// proseAfterScheme lists the words that follow Bearer or Basic in prose.
+func proseAfterScheme(w string) bool {
+	for _, p := range []string{"tokens", "authentication", "authorization", "scheme", "header", "headers",
+		"required", "missing", "invalid", "expired", "credential", "credentials", "access", "format",
+		"string", "prefix", "challenge", "validation", "version", "request", "requests", "should",
+		"please", "cannot", "failed", "rejected", "malformed", "provided", "supplied", "present",
+		"needed", "expected", "accepted", "allowed", "supported", "subscription", "account", "limits",
+		"quota", "plan", "tier", "usage"} {
+		if equalFold(w, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // pemAt matches a PEM block at i: from -----BEGIN to the end of its

@@ -111,6 +111,9 @@ func valueLike(seg string, url bool) bool {
 	if len(seg) > 48 {
 		return true
 	}
+	if len(seg) >= 8 && randomLooking(seg) {
+		return true
+	}
 	letters, digits, hexOnly := 0, 0, true
 	for i := 0; i < len(seg); i++ {
 		c := seg[i]
@@ -194,7 +197,7 @@ func (r *Redactor) AppendEndpoint(dst []byte, s string) []byte {
 		}
 	}
 	if host != "" {
-		if validHost(host) {
+		if validHost(host) && !r.flagged(host) {
 			dst = append(dst, host...)
 		} else {
 			dst = append(dst, "{host}"...)
@@ -289,4 +292,47 @@ func mixedCase(s string) bool {
 		lo = lo || s[i] >= 'a' && s[i] <= 'z'
 	}
 	return up && lo
+}
+
+// flagged reports a host that the text pass or the random-key test flags:
+// an endpoint that is a token, a card number or an address.
+func (r *Redactor) flagged(s string) bool {
+	if randomLooking(s) {
+		return true
+	}
+	var changed bool
+	r.scratch, changed = AppendText(r.scratch[:0], s)
+	return changed
+}
+
+// PathView is AppendPath through the memo: the result is s itself or a view
+// valid until the next call on r.
+func (r *Redactor) PathView(s string) string {
+	return r.view(s, kindPath, r.AppendPath)
+}
+
+// EndpointView is AppendEndpoint through the memo: the result is s itself
+// or a view valid until the next call on r.
+func (r *Redactor) EndpointView(s string) string {
+	return r.view(s, kindEndpoint, r.AppendEndpoint)
+}
+
+func (r *Redactor) view(s string, kind uint8, f func([]byte, string) []byte) string {
+	if s == "" {
+		return s
+	}
+	slot, hit := r.memo.find(s, kind)
+	if hit {
+		if slot.keep {
+			return s
+		}
+		return bstr(slot.out)
+	}
+	r.out = f(r.out[:0], s)
+	if bstr(r.out) == s {
+		r.memo.store(slot, s, kind, true, nil)
+		return s
+	}
+	r.memo.store(slot, s, kind, false, r.out)
+	return bstr(r.out)
 }

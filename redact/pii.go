@@ -71,8 +71,8 @@ func emailDomain(d string) bool {
 }
 
 // numBoundary reports whether a number may start at i: not inside a word,
-// and not glued to one by '-', '_', '.', '/' or ':' (ORD-2026-000123,
-// build_4155552671, v1.2, host:8080), except after "tel:".
+// and not glued to one by '-', '_', '.', '/' or '#' (ORD-2026-000123,
+// build_4155552671, v1.2).
 func numBoundary(s string, i int) bool {
 	if i == 0 {
 		return true
@@ -81,10 +81,9 @@ func numBoundary(s string, i int) bool {
 	if isIdent(p) {
 		return false
 	}
-	if (p == '-' || p == '_' || p == '.' || p == '/' || p == ':' || p == '#') && i >= 2 && isIdent(s[i-2]) {
-		return p == ':' && i >= 4 && equalFold(s[i-4:i-1], "tel")
-	}
-	return true
+	// A ':' is no glue: a port is too short for a phone or a card, and
+	// caller:07700 900873 or tel:+44… hold one.
+	return !((p == '-' || p == '_' || p == '.' || p == '/' || p == '#') && i >= 2 && isIdent(s[i-2]))
 }
 
 // Separator kinds seen in a number.

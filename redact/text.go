@@ -167,33 +167,78 @@ func (sc *scanner) run() {
 
 // wordAt runs the detectors that start at the first byte of a word.
 func wordAt(s string, i int) (from, to int, ph string, ok bool) {
+	// One look at the word decides which detectors can match: its run of
+	// letters and digits (alnum), its run of key bytes (b64: base64, '_',
+	// '-', '.'), and the byte after its name.
+	alnum, b64 := i, i
+	for alnum < len(s) && isAlnum(s[alnum]) {
+		alnum++
+	}
+	for b64 = alnum; b64 < len(s) && keyByte[s[b64]]; b64++ {
+	}
+	na, nb := alnum-i, b64-i
 	c := s[i]
 	if isLetter(c) {
-		if vs, ve, ok := keyValueAt(s, i); ok {
-			return vs, ve, PhSecret, true
+		name := alnum
+		for name < len(s) && (isIdent(s[name]) || s[name] == '-' || s[name] == '.') {
+			name++
 		}
-		if vs, ve, ok := authSchemeAt(s, i); ok {
-			return vs, ve, PhToken, true
-		}
-		if c == 'e' {
-			if end, ok := jwtAt(s, i); ok {
-				return i, end, PhJWT, true
+		if name < len(s) && afterName[s[name]] {
+			if vs, ve, ok := keyValueAt(s, i); ok {
+				return vs, ve, PhSecret, true
 			}
 		}
-		if end, ok := prefixedKeyAt(s, i); ok {
-			return i, end, PhKey, true
+		if schemeStart[c] && na >= 4 && na <= 16 {
+			if vs, ve, ok := authSchemeAt(s, i); ok {
+				return vs, ve, PhToken, true
+			}
 		}
-		if c >= 'A' && c <= 'Z' {
+		if nb >= 16 {
+			if c == 'e' {
+				if end, ok := jwtAt(s, i); ok {
+					return i, end, PhJWT, true
+				}
+			}
+			if end, ok := prefixedKeyAt(s, i); ok {
+				return i, end, PhKey, true
+			}
+		}
+		if c >= 'A' && c <= 'Z' && na >= 4 {
 			if end, ok := ibanAt(s, i); ok {
 				return i, end, PhIBAN, true
 			}
 		}
 	}
-	if end, ok := randomRunAt(s, i); ok {
-		return i, end, PhKey, true
+	if nb >= 32 {
+		if end, ok := randomRunAt(s, i); ok {
+			return i, end, PhKey, true
+		}
+	}
+	if na >= 8 && na < 32 {
+		if end, ok := shortKeyAt(s, i); ok {
+			return i, end, PhKey, true
+		}
 	}
 	return 0, 0, "", false
 }
+
+// keyByte marks the bytes of provider keys and random strings.
+var keyByte = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		t[c] = isAlnum(b) || b == '_' || b == '-' || b == '.' || b == '+' || b == '/' || b == '='
+	}
+	return
+}()
+
+// afterName marks the bytes that may follow a key's name: a separator, a
+// closing quote, a space before the separator, an escape.
+var afterName = func() (t [256]bool) {
+	for _, c := range []byte("=:\"' \t%,\\") {
+		t[c] = true
+	}
+	return
+}()
 
 // Byte classes for the scan's dispatch.
 const (
@@ -286,7 +331,7 @@ func hasPrefixFold(s, p string) bool { return len(s) >= len(p) && equalFold(s[:l
 // '%', '=', ':', a quote, a '-----' run, a word of 16 or more bytes, or one of
 // the authentication scheme words. Texts without any pass as they are.
 func mayHoldSecret(s string) bool {
-	run := 0
+	run, word := 0, 0 // bytes of the current token, and of its letters at its start
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if trigger[c] {
@@ -295,9 +340,9 @@ func mayHoldSecret(s string) bool {
 		if c == '-' && len(s)-i >= 5 && s[i+1:i+5] == "----" {
 			return true // a PEM block
 		}
-		if isIdent(c) || c == '-' || c == '.' || c == '/' || c == '+' {
-			if run == 0 && schemeStart[c] && startsScheme(s[i:]) {
-				return true
+		if tokenByte[c] {
+			if isLetter(c) && word == run {
+				word++
 			}
 			run++
 			if run >= 16 {
@@ -305,10 +350,23 @@ func mayHoldSecret(s string) bool {
 			}
 			continue
 		}
-		run = 0
+		// A scheme word ends here: check it only when whitespace follows.
+		if word >= 4 && word == run && (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\\') &&
+			schemeStart[s[i-word]] && startsScheme(s[i-word:]) {
+			return true
+		}
+		run, word = 0, 0
 	}
 	return false
 }
+
+var tokenByte = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		t[c] = isIdent(b) || b == '-' || b == '.' || b == '/' || b == '+'
+	}
+	return
+}()
 
 var trigger = func() (t [256]bool) {
 	for c := 0; c < 256; c++ {

@@ -217,3 +217,18 @@ func sriDigest(s string) bool {
 	}
 	return false
 }
+
+// shortKeyAt matches a short random key at i: a word of 8 to 31 letters
+// and digits that mixes upper case, lower case and digits and changes
+// between them at least every other byte (Kq3vZ8pLw2). Names (SendMessage2,
+// iPhone12Pro), ULIDs and hex ids do not.
+func shortKeyAt(s string, i int) (int, bool) {
+	j := i
+	for j < len(s) && isAlnum(s[j]) {
+		j++
+	}
+	if j-i < 8 || j-i >= 32 || j < len(s) && (s[j] == '_' || s[j] == '-' || s[j] == '@') {
+		return 0, false
+	}
+	return j, mixedRun(s[i:j])
+}

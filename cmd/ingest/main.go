@@ -63,6 +63,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 }
 
+// defaultSessionTimeout is the smallest session timeout brokers accept by
+// default (group.min.session.timeout.ms): a replacement for a crashed
+// member consumes within about that, plus a second to join and insert.
+const defaultSessionTimeout = 6 * time.Second
+
+// heartbeatInterval is a sixth of the session timeout (1s at the default):
+// Kafka asks for at most a third, and a sixth survives five lost heartbeats.
+func heartbeatInterval(session time.Duration) time.Duration {
+	return max(session/6, 100*time.Millisecond)
+}
+
 // options holds every flag of run and migrate.
 type options struct {
 	brokers, topic, group        *string
@@ -97,7 +108,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 		topic:          e.String("kafka.topic", "ERRTRAIL_KAFKA_TOPIC", "errtrail.replies", "topic to consume; a comma-separated list consumes several in one group"),
 		group:          e.String("kafka.group", "ERRTRAIL_KAFKA_GROUP", "errtrail-ingest", "consumer group id"),
 		kafkaTLS:       newTLSFlags(e, "kafka", "ERRTRAIL_KAFKA", "Kafka"),
-		sessionTimeout: e.Duration("kafka.session-timeout", "ERRTRAIL_KAFKA_SESSION_TIMEOUT", 30*time.Second, "consumer group session timeout: how long a dead member keeps its partitions"),
+		sessionTimeout: e.Duration("kafka.session-timeout", "ERRTRAIL_KAFKA_SESSION_TIMEOUT", defaultSessionTimeout, "consumer group session timeout: how long a crashed member keeps its partitions before a replacement takes over; heartbeats go every sixth of it. Longer rides out longer stalls (a paused VM, a network blip) without a rebalance, shorter takes over sooner; the broker rejects values below its group.min.session.timeout.ms (6s by default)"),
 		saslMech:       e.String("kafka.sasl.mechanism", "ERRTRAIL_KAFKA_SASL_MECHANISM", "", "SASL mechanism: plain, scram-sha-256 or scram-sha-512 (empty: no SASL)"),
 		saslUser:       e.String("kafka.sasl.username", "ERRTRAIL_KAFKA_SASL_USERNAME", "", "SASL user name"),
 		saslPass:       e.Secret("kafka.sasl.password", "ERRTRAIL_KAFKA_SASL_PASSWORD", "SASL password (never logged; prefer the env variable)"),
@@ -394,9 +405,21 @@ func runIngest(args []string, stderr io.Writer) int {
 		MaxWait:        250 * time.Millisecond,
 		QueueCapacity:  256, // ≤ 256 MiB queued even of 1 MiB messages; 1,000 measured no cheaper (docs/performance.md)
 		StartOffset:    kafka.FirstOffset,
-		SessionTimeout: *o.sessionTimeout,
 		CommitInterval: 0, // synchronous: ingest commits once per batch, after the insert
 		ErrorLogger:    kafka.LoggerFunc(func(f string, a ...any) { kafkaLog.Log(slog.LevelWarn, "kafka: "+fmt.Sprintf(f, a...)) }),
+
+		// A crashed member keeps its partitions until its session expires, so
+		// the session timeout is how long a replacement waits (docs/ingest.md).
+		SessionTimeout:    *o.sessionTimeout,
+		HeartbeatInterval: heartbeatInterval(*o.sessionTimeout),
+		// How long a rebalance waits for live members to rejoin (a crashed one
+		// is dropped when its session expires). kafka-go's deadline for a
+		// JoinGroup is this plus 5s, so every member needs the same value:
+		// kafka-go's default.
+		RebalanceTimeout: 30 * time.Second,
+		// After a failed join (coordinator moved, broker restarting): kafka-go
+		// waits 5s by default, which a restarted broker's consumers pay.
+		JoinGroupBackoff: time.Second,
 	}
 	if len(topics) == 1 {
 		rc.Topic = topics[0]

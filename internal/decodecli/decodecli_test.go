@@ -52,3 +52,23 @@ func TestRunReadsStdin(t *testing.T) {
 		t.Errorf("got %s; want an overload record", out.String())
 	}
 }
+
+// TestRunEventWithoutObservedAt: event JSON without observed_at (required by
+// the contract) is a bad_event failure, as the pipeline dead-letters the same
+// bytes although it has a Kafka timestamp to offer (parse's
+// TestEventWithoutObservedAtIsBadEvent, ingest's
+// TestEventWithoutObservedAtIsDeadLettered).
+func TestRunEventWithoutObservedAt(t *testing.T) {
+	in := filepath.Join("..", "..", "parse", "testdata", "invalid", "event-without-observed-at.json")
+	var out, errb bytes.Buffer
+	if code := Run([]string{in}, nil, &out, &errb); code != 1 {
+		t.Errorf("exit code = %d; want 1", code)
+	}
+	var line map[string]any
+	if err := json.Unmarshal(out.Bytes(), &line); err != nil {
+		t.Fatalf("output %q: %v", out.String(), err)
+	}
+	if line["reason"] != "bad_event" || line["path"] != "event.observed_at" || line["file"] != in {
+		t.Errorf("got %s; want a bad_event failure at event.observed_at for %s", out.String(), in)
+	}
+}
