@@ -11,29 +11,33 @@ import "github.com/errtrail/errtrail/redact"
 // redacted as they were decoded. It runs on decoded and on dead-lettered
 // records alike: a dead-letter row keeps the context that could be read.
 func (d *Decoder) sanitize(r *Record) {
-	d.ident(&r.EventID, redact.ID)
+	// Values that repeat from reply to reply go through the redactor's
+	// memo; ids that are new with every reply are checked directly.
 	d.ident(&r.SourceKind, redact.ID)
 	d.ident(&r.SourceID, redact.ID)
 	d.ident(&r.Agent, redact.ID)
 	d.ident(&r.Caller, redact.ID)
 	d.ident(&r.Method, redact.ID)
-	d.ident(&r.HTTPRequestID, redact.ID)
-	d.ident(&r.JSONRPCID, redact.ID)
-	d.ident(&r.MessageID, redact.ID)
-	d.ident(&r.TaskID, redact.ID)
 	d.ident(&r.Code, redact.ID)
 	d.ident(&r.Reason, redact.ID)
 	d.ident(&r.Domain, redact.ID)
 	d.ident(&r.Limit, redact.Name)
 	d.ident(&r.Scope, redact.Name)
-	d.ident(&r.ErrorID, redact.ID)
-	d.ident(&r.RequestID, redact.ID)
+	d.identOnce(&r.EventID)
+	d.identOnce(&r.HTTPRequestID)
+	d.identOnce(&r.JSONRPCID)
+	d.identOnce(&r.MessageID)
+	d.identOnce(&r.TaskID)
+	d.identOnce(&r.ErrorID)
+	if r.RequestID == r.HTTPRequestID { // the same id, from the header and the body
+		r.RequestID = r.HTTPRequestID
+	} else {
+		d.identOnce(&r.RequestID)
+	}
 	if r.IdempotencyKey != "" {
 		// Only ever compared for equality (attempts of one request): always
 		// the keyed hash, never the key a client chose.
-		out := d.rd.AppendHash(d.sc.tmp[:0], r.IdempotencyKey)
-		d.sc.tmp = out[:0]
-		r.IdempotencyKey = d.sc.ar.save(out)
+		r.IdempotencyKey = d.sc.ar.save(stringBytes(d.rd.Hash(r.IdempotencyKey)))
 	}
 	if r.Endpoint != "" {
 		r.Endpoint = d.saveIfChanged(r.Endpoint, d.rd.EndpointView(r.Endpoint))
@@ -41,6 +45,13 @@ func (d *Decoder) sanitize(r *Record) {
 	for i := range r.FieldViolations {
 		v := &r.FieldViolations[i]
 		v.Field = d.saveIfChanged(v.Field, d.rd.PathView(v.Field))
+	}
+}
+
+// identOnce is ident for ids that do not repeat.
+func (d *Decoder) identOnce(p *string) {
+	if out, keep := d.rd.IdentOnce(*p, redact.ID); !keep {
+		*p = d.sc.ar.save(stringBytes(out))
 	}
 }
 

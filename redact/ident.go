@@ -111,8 +111,8 @@ func (r *Redactor) Keep(s string, g Grammar) bool {
 	if random {
 		return false
 	}
-	if plain && g == ID {
-		return true
+	if plain && (g == ID || strings.IndexByte(s, ' ') < 0) {
+		return true // a space could follow an authentication scheme
 	}
 	var changed bool
 	r.scratch, changed = AppendText(r.scratch[:0], s)
@@ -128,6 +128,19 @@ func (r *Redactor) Lookup(value string) string {
 // AppendHash appends the keyed hash of s, whatever s is: for values that
 // are only compared, never read (idempotency keys).
 func (r *Redactor) AppendHash(dst []byte, s string) []byte { return r.appendHash(dst, s) }
+
+// Hash returns the keyed hash of s through the memo (the attempts of one
+// request repeat its idempotency key); the result is valid until the next
+// call on r.
+func (r *Redactor) Hash(s string) string {
+	slot, hit := r.memo.find(s, kindHash)
+	if hit {
+		return bstr(slot.out)
+	}
+	r.hashed = r.appendHash(r.hashed[:0], s)
+	r.memo.store(slot, s, kindHash, false, r.hashed)
+	return bstr(r.hashed)
+}
 
 func (r *Redactor) appendHash(dst []byte, s string) []byte {
 	r.mac.Reset()
@@ -189,66 +202,105 @@ func mixedRun(w string) bool {
 // IBAN, no run of 7 or more digits (cards, phones), and not long enough
 // with upper case, lower case and digits for a random string.
 func scanIdent(s string) (plain, random bool) {
+	if isUUID(s) {
+		return true, false // the commonest id: hex groups, no detector can match
+	}
 	plain = true
+	var acc, run uint8 // classes seen in s, and in the current run of letters and digits
 	digits, start, runStart := 0, 0, 0
-	var up, lo, dig bool    // classes seen in the whole value
-	var rup, rlo, rdig bool // classes seen in the current run of letters and digits
+	counting := false
+	prev := idSep
 	for i := 0; i <= len(s); i++ {
-		c := byte(0)
+		f := idSep // the end of s ends the last run
 		if i < len(s) {
-			c = s[i]
+			f = idClass[s[i]]
 		}
-		if isAlnum(c) {
-			if i == runStart && isLetter(c) && wordStart(s, i) && plain {
-				if hasKeyPrefix(s[i:]) || c == 'e' && strings.HasPrefix(s[i:], "eyJ") ||
-					isUpper(c) && i+3 < len(s) && isUpper(s[i+1]) && isDigit(s[i+2]) && isDigit(s[i+3]) {
-					plain = false
-				}
+		acc |= f
+		if f&(idDigit|idUpper|idLower) != 0 {
+			if run == 0 {
+				runStart = i
 			}
-			switch {
-			case isDigit(c):
-				rdig, dig = true, true
-				digits++
-				if digits >= 7 {
-					plain = false
-				}
-			case c <= 'Z':
-				rup, up = true, true
-				digits = 0
-			default:
-				rlo, lo = true, true
-				digits = 0
+			run |= f
+		} else if run != 0 {
+			if run == idDigit|idUpper|idLower && i-runStart >= 8 && mixedRun(s[runStart:i]) {
+				random = true
 			}
-			continue
+			run = 0
 		}
-		// The end of a run of letters and digits.
-		if rup && rlo && rdig && i-runStart >= 8 && mixedRun(s[runStart:i]) {
-			random = true
-		}
-		rup, rlo, rdig = false, false, false
-		runStart = i + 1
-		switch c {
-		case '@', '%', '=':
-			plain = false
-		case ':':
+		switch {
+		case f == idDigit:
+			if prev != idDigit && !(prev == idSep && digits > 0) {
+				// A new number: it counts only where the text pass would
+				// see one, not glued to a word (uuid groups, req_0123…).
+				digits = 0
+				counting = i == 0 || prev == idColon || prev == idSep && (i < 2 || idClass[s[i-2]]&(idDigit|idUpper|idLower|idUnder) == 0)
+			}
+			digits++
+			if digits >= 7 && counting {
+				plain = false
+			}
+		case f&(idUpper|idLower) != 0:
+			digits = 0
+			if prev&(idSep|idColon) != 0 && len(s)-i >= 14 && plain && wordLooksKey(s[i:]) {
+				plain = false
+			}
+		case f == idSep:
+			if prev != idDigit || i+1 >= len(s) || idClass[s[i+1]] != idDigit {
+				digits = 0 // 0151/123…, 4111-1111-… run on
+			}
+		case f == idColon:
 			if secretName(s[start:i]) != nameNone {
 				plain = false
 			}
-			start = i + 1
-			digits = 0
-		case '-', '.', '/', '+', '~', '#', ' ':
-			if !(i+1 < len(s) && isDigit(s[i+1]) && i > 0 && isDigit(s[i-1])) {
-				digits = 0 // 0151/123…, 4111-1111-… run on
-			}
-		default:
+			start, digits = i+1, 0
+		case f == idRare:
+			plain = false
+		default: // '_'
 			digits = 0
 		}
+		prev = f
 	}
-	if up && lo && dig && len(s) >= 32 {
+	if acc&(idUpper|idLower|idDigit) == idUpper|idLower|idDigit && len(s) >= 32 {
 		plain = false
 	}
 	return plain, random
 }
+
+// wordLooksKey reports a word that starts like a provider key, a JWT or an
+// IBAN.
+func wordLooksKey(w string) bool {
+	c := w[0]
+	return hasKeyPrefix(w) || c == 'e' && strings.HasPrefix(w, "eyJ") ||
+		isUpper(c) && isUpper(w[1]) && isDigit(w[2]) && isDigit(w[3])
+}
+
+// Byte classes for scanIdent.
+const (
+	idSep   uint8 = 1 << iota // - . / + ~ # space and the rest
+	idDigit                   // 0-9
+	idUpper                   // A-Z
+	idLower                   // a-z
+	idUnder                   // _
+	idColon                   // :
+	idRare                    // @ % =: the text pass must look
+)
+
+var idClass = func() (t [256]uint8) {
+	for c := range t {
+		t[c] = idSep
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = idDigit
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = idUpper
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = idLower
+	}
+	t['_'], t[':'], t['@'], t['%'], t['='] = idUnder, idColon, idRare, idRare, idRare
+	return
+}()
 
 func hasKeyPrefix(s string) bool {
 	for _, k := range keyByFirst[s[0]] {
@@ -272,6 +324,17 @@ func isHash(s string) bool {
 	return true
 }
 
+// IdentOnce is Ident without the memo, for values that do not repeat
+// (request, message and event ids): a miss in the memo costs more than the
+// check itself.
+func (r *Redactor) IdentOnce(s string, g Grammar) (out string, keep bool) {
+	if s == "" || r.Keep(s, g) {
+		return s, true
+	}
+	r.hashed = r.appendHash(r.hashed[:0], s)
+	return bstr(r.hashed), false
+}
+
 // Ident returns what an identifier field of grammar g may store for s: s
 // itself (keep true), or its keyed hash. The returned string is valid until
 // the next call on r. Verdicts are remembered (memo.go), so the values that
@@ -280,6 +343,9 @@ func isHash(s string) bool {
 func (r *Redactor) Ident(s string, g Grammar) (out string, keep bool) {
 	if s == "" {
 		return s, true
+	}
+	if len(s) <= memoMin { // as cheap to check as to look up
+		return r.IdentOnce(s, g)
 	}
 	slot, hit := r.memo.find(s, kindIdent+uint8(g))
 	if hit {
@@ -296,3 +362,25 @@ func (r *Redactor) Ident(s string, g Grammar) (out string, keep bool) {
 	r.memo.store(slot, s, kindIdent+uint8(g), false, r.hashed)
 	return bstr(r.hashed), false
 }
+
+// isUUID reports the canonical 8-4-4-4-12 hex form.
+func isUUID(s string) bool {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return false
+	}
+	var bad uint8
+	for i := 0; i < 36; i++ {
+		bad |= hexClass[s[i]]
+	}
+	return bad == 0
+}
+
+// hexClass is 0 for hex digits and '-', 1 for anything else.
+var hexClass = func() (t [256]uint8) {
+	for c := range t {
+		if !isHex(byte(c)) && c != '-' {
+			t[c] = 1
+		}
+	}
+	return
+}()

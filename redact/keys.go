@@ -150,6 +150,13 @@ func secretName(name string) nameStrength {
 	if len(name) < 2 || len(name) > 64 {
 		return nameNone
 	}
+	last := len(name) - 1
+	for last > 0 && (name[last] == '-' || name[last] == '_' || name[last] == '.') {
+		last--
+	}
+	if last == 0 || !nameEnds.has(name[last-1]|0x20, name[last]|0x20) {
+		return nameNone // every name below ends with one of a few letter pairs
+	}
 	var buf [64]byte
 	n := 0
 	for i := 0; i < len(name); i++ {
@@ -163,41 +170,56 @@ func secretName(name string) nameStrength {
 		buf[n] = c
 		n++
 	}
-	if n == 0 || !nameLast[buf[n-1]] {
-		return nameNone // every name below ends with one of a few letters
+	if n == 0 {
+		return nameNone
 	}
 	norm := bstr(buf[:n]) // a view of the stack buffer, compared only
-	if st, ok := exactNames[norm]; ok {
-		return st
+	if n < len(exactByLen) {
+		for _, e := range exactByLen[n] {
+			if e.name == norm {
+				return e.strength
+			}
+		}
 	}
 	for _, w := range strongSuffixes {
-		if len(norm) > len(w) && norm[len(norm)-len(w):] == w {
+		if len(norm) > len(w) && norm[len(norm)-1] == w[len(w)-1] && norm[len(norm)-len(w):] == w {
 			return nameStrong
 		}
 	}
 	return nameNone
 }
 
-var exactNames = func() map[string]nameStrength {
-	m := map[string]nameStrength{}
+type namedStrength struct {
+	name     string
+	strength nameStrength
+}
+
+// exactByLen holds the exact names by length.
+var exactByLen = func() (t [24][]namedStrength) {
 	for _, w := range weakNames {
-		m[w] = nameWeak
+		t[len(w)] = append(t[len(w)], namedStrength{w, nameWeak})
 	}
 	for _, w := range strongNames {
-		m[w] = nameStrong
+		t[len(w)] = append(t[len(w)], namedStrength{w, nameStrong})
 	}
-	return m
+	return
 }()
 
-// nameLast marks the last letters of the names and suffixes above.
-var nameLast = func() (t [256]bool) {
+// nameEnds holds the last two letters of the names and suffixes above.
+var nameEnds = func() (t pairSet) {
 	for _, l := range [][]string{strongNames, strongSuffixes, weakNames} {
 		for _, w := range l {
-			t[w[len(w)-1]] = true
+			t.add(w[len(w)-2], w[len(w)-1])
 		}
 	}
 	return
 }()
+
+// pairSet is a set of byte pairs, a bit each.
+type pairSet [65536 / 64]uint64
+
+func (p *pairSet) add(a, b byte)      { k := int(a)<<8 | int(b); p[k>>6] |= 1 << (k & 63) }
+func (p *pairSet) has(a, b byte) bool { k := int(a)<<8 | int(b); return p[k>>6]&(1<<(k&63)) != 0 }
 
 // lineEnd returns the end of a value that runs to the end of its line. A
 // value inside a JSON string (quoted, or holding escaped quotes \") ends at
@@ -238,15 +260,9 @@ func lineValued(name string) bool {
 // Authorization, Cookie, DPoP, X-Api-Key and any name that names a secret
 // (X-Auth-Token, X-Amz-Security-Token, X-Session-Id, …).
 func SensitiveHeader(name string) bool {
-	switch {
-	case len(name) < 3:
-		return false
-	case equalFold(name, "www-authenticate"), equalFold(name, "proxy-authenticate"):
-		return false // a challenge carries no credential, and says why auth failed
-	case equalFold(name, "api-key"), equalFold(name, "x-api-key"):
-		return true
-	}
-	return secretName(name) != nameNone
+	// WWW-Authenticate and Proxy-Authenticate carry a challenge, not a
+	// credential, and say why authentication failed: they name no secret.
+	return len(name) >= 3 && secretName(name) != nameNone
 }
 
 // Authentication schemes (RFC 9110 §11 and the IANA registry), lower case.
@@ -278,39 +294,72 @@ func startsScheme(s string) bool {
 // after it: it returns the index of the credential and whether the scheme
 // takes the rest of the line.
 func schemeWord(s string) (cred int, line, ok bool) {
+	j := 0
+	for j < len(s) && j <= 16 && (isAlnum(s[j]) || s[j] == '-') {
+		j++
+	}
+	if j < 4 || j > 16 || j >= len(s) || !schemeSpace[s[j]] {
+		return 0, false, false
+	}
+	w := s[:j]
+	if !schemeShape[j][s[0]|0x20] {
+		return 0, false, false
+	}
+	found := false
 	for pass, l := range [][]string{schemesToken, schemesLine} {
-		for _, w := range l {
-			if !hasPrefixFold(s, w) {
-				continue
-			}
-			j := len(w)
-			if j < len(s) && (isIdent(s[j]) || s[j] == '-') {
-				continue // a longer word
-			}
-			k := j
-			for {
-				if k < len(s) && (s[k] == ' ' || s[k] == '\t' || s[k] == '\n' || s[k] == '\r') {
-					k++
-					continue
-				}
-				if k+1 < len(s) && s[k] == '\\' && (s[k+1] == 't' || s[k+1] == 'n' || s[k+1] == 'r') {
-					k += 2 // whitespace escaped in a JSON string
-					continue
-				}
-				if k+2 < len(s) && s[k] == '%' && s[k+1] == '2' && s[k+2] == '0' {
-					k += 3
-					continue
-				}
+		for _, x := range l {
+			if len(x) == j && equalFold(w, x) {
+				found, line = true, pass == 1
 				break
 			}
-			if k == j || k >= len(s) {
-				return 0, false, false
-			}
-			return k, pass == 1, true
+		}
+		if found {
+			break
 		}
 	}
-	return 0, false, false
+	if !found {
+		return 0, false, false
+	}
+	k := j
+	for {
+		if k < len(s) && (s[k] == ' ' || s[k] == '\t' || s[k] == '\n' || s[k] == '\r') {
+			k++
+			continue
+		}
+		if k+1 < len(s) && s[k] == '\\' && (s[k+1] == 't' || s[k+1] == 'n' || s[k+1] == 'r') {
+			k += 2 // whitespace escaped in a JSON string
+			continue
+		}
+		if k+2 < len(s) && s[k] == '%' && s[k+1] == '2' && s[k+2] == '0' {
+			k += 3
+			continue
+		}
+		break
+	}
+	if k == j || k >= len(s) {
+		return 0, false, false
+	}
+	return k, line, true
 }
+
+// schemeShape[len][first letter] is set for the scheme words' shapes.
+var schemeShape = func() (t [17][256]bool) {
+	for _, l := range [][]string{schemesToken, schemesLine} {
+		for _, w := range l {
+			t[len(w)][w[0]] = true
+		}
+	}
+	return
+}()
+
+// schemeSpace marks the bytes that may follow a scheme word: whitespace,
+// a JSON escape, a percent-encoded space.
+var schemeSpace = func() (t [256]bool) {
+	for _, c := range []byte(" \t\n\r\\%") {
+		t[c] = true
+	}
+	return
+}()
 
 // authSchemeAt reports the credential after an authentication scheme word
 // at i. A credential is told from prose ("Basic plan", "Token expired",

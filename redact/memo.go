@@ -22,6 +22,7 @@ type memoSlot struct {
 const (
 	memoSlots = 512
 	memoMax   = 96
+	memoMin   = 8 // shorter values are checked each time
 )
 
 // Kinds of memoised checks.
@@ -29,6 +30,7 @@ const (
 	kindIdent    uint8 = 1 // + Grammar
 	kindPath     uint8 = 8
 	kindEndpoint uint8 = 9
+	kindHash     uint8 = 10
 )
 
 func (m *memo) init() {

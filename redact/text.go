@@ -156,44 +156,61 @@ func (sc *scanner) run() {
 			i = skipWord(s, i)
 			continue
 		}
-		if from, to, ph, ok := wordAt(s, i); ok {
+		from, to, ph, ok := wordAt(s, i)
+		if ok {
 			sc.emit(from, to, ph)
 			i = to
 			continue
 		}
-		i = skipWord(s, i)
+		if to <= i { // a word of '_' or a lone byte
+			to = skipWord(s, i)
+		}
+		i = to
 	}
 }
 
 // wordAt runs the detectors that start at the first byte of a word.
 func wordAt(s string, i int) (from, to int, ph string, ok bool) {
-	// One look at the word decides which detectors can match: its run of
-	// letters and digits (alnum), its run of key bytes (b64: base64, '_',
-	// '-', '.'), and the byte after its name.
-	alnum, b64 := i, i
-	for alnum < len(s) && isAlnum(s[alnum]) {
-		alnum++
+	// One scan of the word decides which detectors can match: its run of
+	// letters and digits (alnum) with the classes in it, the end of its
+	// name (letters, digits, '_', '-', '.'), and its run of key bytes (b64).
+	j := i
+	var cls uint8
+	for j < len(s) {
+		k := wordClass[s[j]]
+		if k == 0 {
+			break
+		}
+		cls |= k
+		j++
 	}
-	for b64 = alnum; b64 < len(s) && keyByte[s[b64]]; b64++ {
+	alnum := j
+	name := alnum
+	for name < len(s) && nameByte[s[name]] {
+		name++
+	}
+	b64 := name
+	for b64 < len(s) && keyByte[s[b64]] {
+		b64++
 	}
 	na, nb := alnum-i, b64-i
 	c := s[i]
 	if isLetter(c) {
-		name := alnum
-		for name < len(s) && (isIdent(s[name]) || s[name] == '-' || s[name] == '.') {
-			name++
+		k := name
+		for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+			k++
 		}
-		if name < len(s) && afterName[s[name]] {
+		if k < len(s) && afterName[s[k]] {
 			if vs, ve, ok := keyValueAt(s, i); ok {
 				return vs, ve, PhSecret, true
 			}
 		}
-		if schemeStart[c] && na >= 4 && na <= 16 {
+		if na >= 4 && na <= 16 && schemeStart[c] && (alnum < len(s) && schemeSpace[s[alnum]] || name > alnum) {
 			if vs, ve, ok := authSchemeAt(s, i); ok {
 				return vs, ve, PhToken, true
 			}
 		}
-		if nb >= 16 {
+		if nb >= 14 {
 			if c == 'e' {
 				if end, ok := jwtAt(s, i); ok {
 					return i, end, PhJWT, true
@@ -203,7 +220,7 @@ func wordAt(s string, i int) (from, to int, ph string, ok bool) {
 				return i, end, PhKey, true
 			}
 		}
-		if c >= 'A' && c <= 'Z' && na >= 4 {
+		if na >= 4 && isUpper(c) && cls&clsDigit != 0 {
 			if end, ok := ibanAt(s, i); ok {
 				return i, end, PhIBAN, true
 			}
@@ -214,13 +231,41 @@ func wordAt(s string, i int) (from, to int, ph string, ok bool) {
 			return i, end, PhKey, true
 		}
 	}
-	if na >= 8 && na < 32 {
+	if na >= 8 && na < 32 && cls == clsUpper|clsLower|clsDigit {
 		if end, ok := shortKeyAt(s, i); ok {
 			return i, end, PhKey, true
 		}
 	}
-	return 0, 0, "", false
+	return 0, alnum, "", false
 }
+
+// Classes of the bytes of a word, for wordAt.
+const (
+	clsUpper = 1 << iota
+	clsLower
+	clsDigit
+)
+
+var wordClass = func() (t [256]uint8) {
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = clsUpper
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = clsLower
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = clsDigit
+	}
+	return
+}()
+
+var nameByte = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		t[c] = isIdent(b) || b == '-' || b == '.'
+	}
+	return
+}()
 
 // keyByte marks the bytes of provider keys and random strings.
 var keyByte = func() (t [256]bool) {
@@ -234,7 +279,7 @@ var keyByte = func() (t [256]bool) {
 // afterName marks the bytes that may follow a key's name: a separator, a
 // closing quote, a space before the separator, an escape.
 var afterName = func() (t [256]bool) {
-	for _, c := range []byte("=:\"' \t%,\\") {
+	for _, c := range []byte("=:\"'%,\\") {
 		t[c] = true
 	}
 	return

@@ -1,0 +1,42 @@
+package redact
+
+import "testing"
+
+var benchIDs = []string{"lg-f71283a41e:1", "req_CHA48SZY9J1A6WKVCCCND13319", "req-737", "f4879de3-36dd-494c-8bb5-e98aba5ba26d", "client-24", "SendStreamingMessage", "relay-agent-0", "rate_limited"}
+
+// BenchmarkRedact measures each rule on the values of a typical event:
+// identifiers (Keep), the keyed hash, a message text and header names.
+func BenchmarkRedact(b *testing.B) {
+	r := New([]byte("k"))
+	for _, s := range benchIDs {
+		b.Run(s, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				r.Keep(s, ID)
+			}
+		})
+	}
+	b.Run("scanIdent-uuid", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			scanIdent(benchIDs[3])
+		}
+	})
+	b.Run("hash", func(b *testing.B) {
+		buf := make([]byte, 0, 64)
+		for i := 0; i < b.N; i++ {
+			buf = r.AppendHash(buf[:0], "client-24-ed3fa73a")
+		}
+	})
+	b.Run("text-msg", func(b *testing.B) {
+		buf := make([]byte, 0, 256)
+		for i := 0; i < b.N; i++ {
+			buf, _ = AppendText(buf[:0], "Caller client-19 exceeded 60 SendStreamingMessage calls per minute")
+		}
+	})
+	b.Run("sensitive-header", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			SensitiveHeader("Content-Type")
+			SensitiveHeader("Retry-After")
+			SensitiveHeader("RateLimit-Policy")
+		}
+	})
+}
