@@ -19,7 +19,8 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
 # healthchecks (GET /readyz), and the image stays about 20 MB.
 FROM alpine:${ALPINE_VERSION}
 RUN apk add --no-cache ca-certificates tzdata \
-    && adduser -D -H -u 10001 errtrail
+    && adduser -D -H -u 10001 errtrail \
+    && mkdir -p /var/lib/errtrail && chown errtrail /var/lib/errtrail
 COPY --from=build /out/ingest /out/alerter /out/loadgen /usr/local/bin/
 USER errtrail
 # ingest /metrics, /healthz, /readyz; alerter the same.

@@ -92,10 +92,7 @@ func keyValueAt(s string, i int) (vs, ve int, ok bool) {
 		ve = lineEnd(s, vs, quoted || quote != 0)
 	case c == '"' || c == '\'':
 		vs = j + 1
-		ve = vs
-		for ve < len(s) && s[ve] != c && s[ve] != '\\' && s[ve] != '\n' {
-			ve++
-		}
+		ve = quotedEnd(s, vs, c, j > 0 && s[j-1] == '\\')
 	default:
 		ve = vs
 		for ve < len(s) && !valueEnd[s[ve]] {
@@ -220,6 +217,27 @@ type pairSet [65536 / 64]uint64
 
 func (p *pairSet) add(a, b byte)      { k := int(a)<<8 | int(b); p[k>>6] |= 1 << (k & 63) }
 func (p *pairSet) has(a, b byte) bool { k := int(a)<<8 | int(b); return p[k>>6]&(1<<(k&63)) != 0 }
+
+// quotedEnd returns the end of a quoted value starting at i: the closing
+// quote q, skipping escapes (\t, \"). A value whose opening quote was
+// itself escaped (\"token\":\"…\" inside a JSON string) ends at the
+// escaped closing quote.
+func quotedEnd(s string, i int, q byte, escOpen bool) int {
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case q:
+			return i
+		case '\n':
+			return i
+		case '\\':
+			if i+1 < len(s) && s[i+1] == q && escOpen {
+				return i
+			}
+			i++ // an escape: skip the escaped byte
+		}
+	}
+	return i
+}
 
 // lineEnd returns the end of a value that runs to the end of its line. A
 // value inside a JSON string (quoted, or holding escaped quotes \") ends at

@@ -78,6 +78,9 @@ func numBoundary(s string, i int) bool {
 		return true
 	}
 	p := s[i-1]
+	if i >= 3 && s[i-3] == '%' && isHex(s[i-2]) && isHex(p) {
+		return true // after a percent-escape: card%204111…
+	}
 	if isIdent(p) {
 		return false
 	}
@@ -302,6 +305,11 @@ func ibanAt(s string, i int) (int, bool) {
 		if c == ' ' && grp == 4 && j+1 < len(s) && (isUpper(s[j+1]) || isDigit(s[j+1])) {
 			grp = 0
 			j++
+			continue
+		}
+		if c == '%' && grp == 4 && j+3 < len(s) && s[j+1] == '2' && s[j+2] == '0' && (isUpper(s[j+3]) || isDigit(s[j+3])) {
+			grp = 0
+			j += 3 // a space, percent-encoded
 			continue
 		}
 		break

@@ -101,6 +101,14 @@ func (sc *scanner) run() {
 				i++
 				continue
 			}
+			if s[i+1] == '2' && s[i+2] == '5' && i+4 < len(s) && s[i+3] == '4' && s[i+4] == '0' {
+				// %2540: an '@' encoded twice
+				if from, to, ph, ok := sc.atSign(i, 5); ok {
+					sc.emit(from, to, ph)
+					i = max(to, i+5)
+					continue
+				}
+			}
 			if s[i+1] == '4' && s[i+2] == '0' {
 				if from, to, ph, ok := sc.atSign(i, 3); ok {
 					sc.emit(from, to, ph)

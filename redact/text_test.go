@@ -159,3 +159,20 @@ func TestSensitiveHeader(t *testing.T) {
 		}
 	}
 }
+
+// Forms the end-to-end planted-secret test found in dead-letter raw bytes.
+func TestTextEncodedForms(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`"X-Api-Key":"Bearer\tkXhzjaErJRgjzJclUlkjpcZsNlOt","b":1`, `"X-Api-Key":"[secret]","b":1`},
+		{`"api_key":"Digest username=\"ops-bot\", response=\"af0991af673f821f9f9abce21e726032\""},`, `"api_key":"[secret]"},`},
+		{`{\"token\":\"abc123\"}`, `{\"token\":\"[secret]\"}`},
+		{"payment%20declined%20for%20card%204370042796335400", "payment%20declined%20for%20card%20[card]"},
+		{"payout%20to%20IBAN%20GB09%20WEST%206518%202483%203651%2033%20bounced", "payout%20to%20IBAN%20[iban]%20bounced"},
+		{"email=jonas.brandt%2540acme-logistik.example%20returned", "email=[email]%20returned"},
+		{"call%20%2B44%207911%20123456", "call%20[phone]"},
+	} {
+		if got := Text(c.in); got != c.want {
+			t.Errorf("Text(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}

@@ -28,6 +28,7 @@ import (
 	"github.com/errtrail/errtrail/ingest"
 	"github.com/errtrail/errtrail/internal/chdial"
 	"github.com/errtrail/errtrail/internal/decodecli"
+	"github.com/errtrail/errtrail/internal/redactkey"
 	"github.com/errtrail/errtrail/parse"
 	"github.com/errtrail/errtrail/schema"
 	"github.com/prometheus/client_golang/prometheus"
@@ -96,6 +97,7 @@ type options struct {
 	logLevel, logFormat          *string
 	pprof                        *bool
 	print                        *bool
+	redactKey                    *string
 	resolve                      func() // fills secrets from the environment after Parse
 }
 
@@ -130,6 +132,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 		dedup:          e.Int("dedup.window", "ERRTRAIL_DEDUP_WINDOW", 1<<18, "producer event ids remembered to drop re-sends, per generation (two generations; <0 disables)"),
 		gcPercent:      e.Int("gc.percent", "ERRTRAIL_GC_PERCENT", 400, "Go GC target: heap growth in percent between collections (GOGC, when set, wins); higher spends less CPU on GC and more memory"),
 		memLimitMiB:    e.Int("memory.limit-mib", "ERRTRAIL_MEMORY_LIMIT_MIB", 1024, "soft memory limit in MiB: the GC works harder near it (GOMEMLIMIT, when set, wins; 0: none)"),
+		redactKey:      e.String("redact.key-file", "ERRTRAIL_REDACT_KEY_FILE", "", "file holding the deployment key of the hashes that replace identifier values that may not be stored (docs/record.md); every ingester and lookup of a deployment must share it, and it must never reach ClickHouse. Empty: "+redactkey.DefaultPath()+", created on first start"),
 		maxBytes:       e.Int("parse.max-bytes", "ERRTRAIL_PARSE_MAX_BYTES", 1<<20, "largest message decoded; larger ones are dead-lettered as too_large"),
 		retentionDays:  e.Int("retention.days", "ERRTRAIL_RETENTION_DAYS", schema.DefaultRetentionDays, "days of errors and dead letters kept (TTL, or dropped partitions on servers without TTL)"),
 		retentionEvery: e.Duration("retention.interval", "ERRTRAIL_RETENTION_INTERVAL", time.Hour, "how often old partitions are dropped on servers without TTL"),
@@ -300,6 +303,14 @@ func runIngest(args []string, stderr io.Writer) int {
 		return 2
 	}
 	tuneGC(o)
+	key, keyFile, created, err := redactkey.Load(*o.redactKey, true)
+	if err != nil {
+		log.Error("invalid settings", "error", err)
+		return 2
+	}
+	if created {
+		log.Warn("created a new redaction key; every ingester and lookup of this deployment must use the same file", "file", keyFile)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	log.Info("errtrail ingest starting", "brokers", *o.brokers, "topic", *o.topic, "group", *o.group,
@@ -437,7 +448,7 @@ func runIngest(args []string, stderr io.Writer) int {
 		Table:   *o.chDB + "." + schema.TableLanding,
 		Limits:  ingest.Limits{Rows: *o.rows, Bytes: *o.bytes, Wait: *o.wait},
 		Workers: *o.workers, DedupWindow: *o.dedup,
-		Decoder:         parse.Options{MaxBytes: *o.maxBytes},
+		Decoder:         parse.Options{MaxBytes: *o.maxBytes, HashKey: key},
 		Backoff:         ingest.Backoff{Max: *o.backoffMax},
 		InsertTimeout:   *o.insertTimeout,
 		InsertBlockRows: *o.blockRows,

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/errtrail/errtrail/internal/redactkey"
 	"github.com/errtrail/errtrail/parse"
 )
 
@@ -31,6 +32,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("decode", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	maxBytes := fs.Int("max-bytes", 1<<20, "largest input accepted, in bytes")
+	keyFile := fs.String("redact.key-file", os.Getenv("ERRTRAIL_REDACT_KEY_FILE"), "the deployment's redaction key, so replaced ids hash as in the stored rows (default: "+redactkey.DefaultPath()+" when it exists; else hashes are unkeyed)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: ingest decode [flags] [FILE...]\n\nDecodes each FILE (stdin when none) and prints one JSON record per line.")
 		fs.PrintDefaults()
@@ -42,7 +44,16 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(files) == 0 {
 		files = []string{"-"}
 	}
-	d := parse.NewDecoder(parse.Options{MaxBytes: *maxBytes})
+	var key []byte
+	if *keyFile != "" || fileExists(redactkey.DefaultPath()) {
+		k, _, _, err := redactkey.Load(*keyFile, false)
+		if err != nil {
+			fmt.Fprintln(stderr, "ingest decode:", err)
+			return 2
+		}
+		key = k
+	}
+	d := parse.NewDecoder(parse.Options{MaxBytes: *maxBytes, HashKey: key})
 	var rec parse.Record
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
@@ -88,4 +99,9 @@ func failureOf(name string, err error) failure {
 		}
 	}
 	return f
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
