@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"strconv"
-	"strings"
 )
 
 // This file reads the event JSON of the contract (docs/event-contract.md)
@@ -60,7 +59,7 @@ func (d *Decoder) event(value []byte, rep *Reply, out *Record) *DecodeError {
 			}
 			out.Agent = a.str(v)
 		case "endpoint":
-			out.Endpoint = d.cleanEndpoint(a.str(v))
+			out.Endpoint = a.str(v) // sanitize keeps only scheme, host and route
 		case "caller":
 			if !isStrOrNull(v) {
 				return errAt(ErrWrongType, "event.caller", -1, "caller is not a string")
@@ -121,32 +120,6 @@ func isNull(v jval) bool { return v.kind == jNull }
 func isStrOrNull(v jval) bool { return v.kind == jString || v.kind == jNull }
 
 func isObjOrArray(v jval) bool { return v.kind == jObject || v.kind == jArray }
-
-// cleanEndpoint drops userinfo and the query string from an endpoint URL.
-func (d *Decoder) cleanEndpoint(s string) string {
-	for i := 0; i < len(s); i++ { // strings.IndexAny builds a set per call
-		if s[i] == '?' || s[i] == '#' {
-			s = s[:i]
-			break
-		}
-	}
-	if i := strings.Index(s, "://"); i >= 0 {
-		rest := s[i+3:]
-		host := rest
-		if j := strings.IndexByte(rest, '/'); j >= 0 {
-			host = rest[:j]
-		}
-		if at := strings.LastIndexByte(host, '@'); at >= 0 {
-			ar := &d.sc.ar
-			ar.grow(len(s))
-			start := len(ar.buf)
-			ar.buf = append(ar.buf, s[:i+3]...)
-			ar.buf = append(ar.buf, rest[at+1:]...)
-			return bytesToString(ar.buf[start:])
-		}
-	}
-	return s
-}
 
 func (d *Decoder) eventReply(v jval, rep *Reply) *DecodeError {
 	a := &d.sc.ar
@@ -321,7 +294,7 @@ func (d *Decoder) contextFromHeaders(hs []MsgHeader, rep *Reply, out *Record) {
 		case "errtrail-agent":
 			out.Agent = v
 		case "errtrail-endpoint":
-			out.Endpoint = d.cleanEndpoint(v)
+			out.Endpoint = v
 		case "errtrail-caller":
 			out.Caller = v
 		case "errtrail-method":

@@ -42,34 +42,11 @@ const testHashKey = "test-deployment-key"
 // leakObservedMS is the observation time of the unit-level messages.
 const leakObservedMS = 1764489600123
 
-// leakOptions is parse.Options{HashKey: []byte(testHashKey)}.
-//
-// The HashKey field is being added together with the redactor (issue 11).
-// It is set through reflect so that this package's tests compile before and
-// after it lands; once it has, this can become the literal. ok is false
-// while the field does not exist.
-func leakOptions() (opt parse.Options, ok bool) {
-	f := reflect.ValueOf(&opt).Elem().FieldByName("HashKey")
-	switch {
-	case !f.IsValid() || !f.CanSet():
-		return opt, false
-	case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Uint8:
-		f.SetBytes([]byte(testHashKey))
-	case f.Kind() == reflect.String:
-		f.SetString(testHashKey)
-	default:
-		return opt, false
-	}
-	return opt, true
-}
-
+// requireHashKey returns the options the planted-secret tests decode with:
+// a deployment key, as ingest has one.
 func requireHashKey(t testing.TB) parse.Options {
 	t.Helper()
-	opt, ok := leakOptions()
-	if !ok {
-		t.Errorf("parse.Options has no HashKey field ([]byte) yet (issue 11): decoding without a deployment key")
-	}
-	return opt
+	return parse.Options{HashKey: []byte(testHashKey)}
 }
 
 // --- what the decoder hands on ---
@@ -608,7 +585,7 @@ func parseFuzzHeaders(b []byte) []parse.MsgHeader {
 // and that nothing panics. The seeds are every location of the matrix with
 // the token where the harmless value stood.
 func FuzzPlantedTokenNeverInRecord(f *testing.F) {
-	opt, _ := leakOptions()
+	opt := parse.Options{HashKey: []byte(testHashKey)}
 	for li, l := range leakLocations() {
 		m := l.build(genCtx{eventID: fmt.Sprintf("fuzz-%03d", li), observedMS: leakObservedMS}, harmless)
 		pos := strings.Index(string(m.Value), harmless)
