@@ -55,11 +55,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runMigrate(args, stdout, stderr)
 	case "decode":
 		return decodecli.Run(args, stdin, stdout, stderr)
+	case "hash":
+		return decodecli.RunHash(args, stdout, stderr)
 	case "help":
-		fmt.Fprintln(stdout, "usage: ingest [run|migrate|decode] [flags]; ingest <cmd> --help lists the flags")
+		fmt.Fprintln(stdout, "usage: ingest [run|migrate|decode|hash] [flags]; ingest <cmd> --help lists the flags")
 		return 0
 	default:
-		fmt.Fprintf(stderr, "ingest: unknown command %q (run, migrate, decode)\n", cmd)
+		fmt.Fprintf(stderr, "ingest: unknown command %q (run, migrate, decode, hash)\n", cmd)
 		return 2
 	}
 }
