@@ -57,9 +57,10 @@ func (o *Options) defaults() {
 // Decoder decodes error replies into Records. It keeps scratch space between
 // calls, so it is not safe for concurrent use: give each goroutine its own.
 type Decoder struct {
-	opt Options
-	sc  scratch
-	rd  *redact.Redactor
+	opt  Options
+	sc   scratch
+	rd   *redact.Redactor
+	last [nLastFields]lastValue // sanitize.go
 }
 
 // NewDecoder returns a Decoder with the given limits (zero values take defaults).

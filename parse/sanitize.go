@@ -11,18 +11,19 @@ import "github.com/errtrail/errtrail/redact"
 // redacted as they were decoded. It runs on decoded and on dead-lettered
 // records alike: a dead-letter row keeps the context that could be read.
 func (d *Decoder) sanitize(r *Record) {
-	// Values that repeat from reply to reply go through the redactor's
-	// memo; ids that are new with every reply are checked directly.
-	d.ident(&r.SourceKind, redact.ID)
-	d.ident(&r.SourceID, redact.ID)
-	d.ident(&r.Agent, redact.ID)
-	d.ident(&r.Caller, redact.ID)
-	d.ident(&r.Method, redact.ID)
-	d.ident(&r.Code, redact.ID)
-	d.ident(&r.Reason, redact.ID)
-	d.ident(&r.Domain, redact.ID)
-	d.ident(&r.Limit, redact.Name)
-	d.ident(&r.Scope, redact.Name)
+	// Values that repeat from reply to reply are remembered: the field's
+	// last value first, then the redactor's memo. Ids that are new with
+	// every reply are checked directly.
+	d.identLast(fSourceKind, &r.SourceKind, redact.ID)
+	d.identLast(fSourceID, &r.SourceID, redact.ID)
+	d.identLast(fAgent, &r.Agent, redact.ID)
+	d.identLast(fCaller, &r.Caller, redact.ID)
+	d.identLast(fMethod, &r.Method, redact.ID)
+	d.identLast(fCode, &r.Code, redact.ID)
+	d.identLast(fReason, &r.Reason, redact.ID)
+	d.identLast(fDomain, &r.Domain, redact.ID)
+	d.identLast(fLimit, &r.Limit, redact.Name)
+	d.identLast(fScope, &r.Scope, redact.Name)
 	d.identOnce(&r.EventID)
 	d.identOnce(&r.HTTPRequestID)
 	d.identOnce(&r.JSONRPCID)
@@ -45,6 +46,52 @@ func (d *Decoder) sanitize(r *Record) {
 	for i := range r.FieldViolations {
 		v := &r.FieldViolations[i]
 		v.Field = d.saveIfChanged(v.Field, d.rd.PathView(v.Field))
+	}
+}
+
+// Fields with a remembered last value.
+const (
+	fSourceKind = iota
+	fSourceID
+	fAgent
+	fCaller
+	fMethod
+	fCode
+	fReason
+	fDomain
+	fLimit
+	fScope
+	nLastFields
+)
+
+// lastValue is a field's last value and what was stored for it.
+type lastValue struct {
+	in, out []byte
+	keep    bool
+}
+
+// identLast is ident with the field's last value remembered: the same
+// agent, method or code as in the previous reply costs one comparison.
+func (d *Decoder) identLast(f int, p *string, g redact.Grammar) {
+	s := *p
+	if s == "" {
+		return
+	}
+	l := &d.last[f]
+	if bytesToString(l.in) == s {
+		if !l.keep {
+			*p = d.sc.ar.save(l.out)
+		}
+		return
+	}
+	out, keep := d.rd.Ident(s, g)
+	if len(s) <= 96 {
+		l.in = append(l.in[:0], s...)
+		l.out = append(l.out[:0], out...)
+		l.keep = keep
+	}
+	if !keep {
+		*p = d.sc.ar.save(stringBytes(out))
 	}
 }
 

@@ -147,12 +147,8 @@ func secretName(name string) nameStrength {
 	if len(name) < 2 || len(name) > 64 {
 		return nameNone
 	}
-	last := len(name) - 1
-	for last > 0 && (name[last] == '-' || name[last] == '_' || name[last] == '.') {
-		last--
-	}
-	if last == 0 || !nameEnds.has(name[last-1]|0x20, name[last]|0x20) {
-		return nameNone // every name below ends with one of a few letter pairs
+	if !nameTails.match(name) {
+		return nameNone // every name below ends with one of a few letter triples
 	}
 	var buf [64]byte
 	n := 0
@@ -202,21 +198,52 @@ var exactByLen = func() (t [24][]namedStrength) {
 	return
 }()
 
-// nameEnds holds the last two letters of the names and suffixes above.
-var nameEnds = func() (t pairSet) {
+// nameTails holds the last three letters of the names and suffixes above.
+var nameTails = func() (t tailSet) {
 	for _, l := range [][]string{strongNames, strongSuffixes, weakNames} {
 		for _, w := range l {
-			t.add(w[len(w)-2], w[len(w)-1])
+			t.add(w)
 		}
 	}
 	return
 }()
 
-// pairSet is a set of byte pairs, a bit each.
-type pairSet [65536 / 64]uint64
+// tailSet is a set of three-letter word endings, a bit each.
+type tailSet [26*26*26/64 + 1]uint64
 
-func (p *pairSet) add(a, b byte)      { k := int(a)<<8 | int(b); p[k>>6] |= 1 << (k & 63) }
-func (p *pairSet) has(a, b byte) bool { k := int(a)<<8 | int(b); return p[k>>6]&(1<<(k&63)) != 0 }
+func tailIndex(a, b, c byte) (int, bool) {
+	a, b, c = a|0x20, b|0x20, c|0x20
+	if a < 'a' || a > 'z' || b < 'a' || b > 'z' || c < 'a' || c > 'z' {
+		return 0, false
+	}
+	return int(a-'a')*676 + int(b-'a')*26 + int(c-'a'), true
+}
+
+func (t *tailSet) add(w string) {
+	if k, ok := tailIndex(w[len(w)-3], w[len(w)-2], w[len(w)-1]); ok {
+		t[k>>6] |= 1 << (k & 63)
+	}
+}
+
+// match reports whether the last three letters of name, separators
+// ('-', '_', '.') skipped, are a tail of the set.
+func (t *tailSet) match(name string) bool {
+	var tail [3]byte
+	n := 0
+	for i := len(name) - 1; i >= 0 && n < 3; i-- {
+		c := name[i]
+		if c == '-' || c == '_' || c == '.' {
+			continue
+		}
+		n++
+		tail[3-n] = c
+	}
+	if n < 3 {
+		return false
+	}
+	k, ok := tailIndex(tail[0], tail[1], tail[2])
+	return ok && t[k>>6]&(1<<(k&63)) != 0
+}
 
 // quotedEnd returns the end of a quoted value starting at i: the closing
 // quote q, skipping escapes (\t, \"). A value whose opening quote was

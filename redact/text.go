@@ -384,47 +384,57 @@ func hasPrefixFold(s, p string) bool { return len(s) >= len(p) && equalFold(s[:l
 // '%', '=', ':', a quote, a '-----' run, a word of 16 or more bytes, or one of
 // the authentication scheme words. Texts without any pass as they are.
 func mayHoldSecret(s string) bool {
-	run, word := 0, 0 // bytes of the current token, and of its letters at its start
+	run := 0 // bytes of the current token
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if trigger[c] {
-			return true
-		}
-		if c == '-' && len(s)-i >= 5 && s[i+1:i+5] == "----" {
-			return true // a PEM block
-		}
-		if tokenByte[c] {
-			if isLetter(c) && word == run {
-				word++
-			}
+		k := preClass[s[i]]
+		if k == preToken {
 			run++
 			if run >= 16 {
 				return true
 			}
 			continue
 		}
-		// A scheme word ends here: check it only when whitespace follows.
-		if word >= 4 && word == run && (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\\') &&
-			schemeStart[s[i-word]] && startsScheme(s[i-word:]) {
+		switch {
+		case k&preTrigger != 0:
 			return true
+		case k&preDash != 0:
+			if len(s)-i >= 5 && s[i+1:i+5] == "----" {
+				return true // a PEM block
+			}
+			run++ // '-' belongs to tokens too
+			continue
+		case k&preSpace != 0 && run >= 4 && run <= 16:
+			// A scheme word ends here: Bearer, Basic, Digest…
+			if w := s[i-run:]; schemeStart[w[0]] && startsScheme(w) {
+				return true
+			}
 		}
-		run, word = 0, 0
+		run = 0
 	}
 	return false
 }
 
-var tokenByte = func() (t [256]bool) {
-	for c := 0; c < 256; c++ {
-		b := byte(c)
-		t[c] = isIdent(b) || b == '-' || b == '.' || b == '/' || b == '+'
-	}
-	return
-}()
+// Byte classes for mayHoldSecret.
+const (
+	preToken   = 1 << iota // part of a token: letters, digits, _ . / +
+	preTrigger             // may start a secret on its own: digits, @ % = : quotes
+	preDash                // '-': part of a token, may start a PEM block
+	preSpace               // whitespace or '\\' (an escape) after a scheme word
+)
 
-var trigger = func() (t [256]bool) {
+var preClass = func() (t [256]uint8) {
 	for c := 0; c < 256; c++ {
 		b := byte(c)
-		t[c] = isDigit(b) || b == '@' || b == '%' || b == '=' || b == ':' || b == '"' || b == '\''
+		switch {
+		case isDigit(b) || b == '@' || b == '%' || b == '=' || b == ':' || b == '"' || b == '\'':
+			t[c] = preTrigger
+		case isIdent(b) || b == '.' || b == '/' || b == '+':
+			t[c] = preToken
+		case b == '-':
+			t[c] = preDash
+		case b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\\':
+			t[c] = preSpace
+		}
 	}
 	return
 }()
