@@ -14,26 +14,63 @@ func (d *Decoder) sanitize(r *Record) {
 	// Values that repeat from reply to reply are remembered: the field's
 	// last value first, then the redactor's memo. Ids that are new with
 	// every reply are checked directly.
-	d.identLast(fSourceKind, &r.SourceKind, redact.ID)
-	d.identLast(fSourceID, &r.SourceID, redact.ID)
-	d.identLast(fAgent, &r.Agent, redact.ID)
-	d.identLast(fCaller, &r.Caller, redact.ID)
-	d.identLast(fMethod, &r.Method, redact.ID)
-	d.identLast(fCode, &r.Code, redact.ID)
-	d.identLast(fReason, &r.Reason, redact.ID)
-	d.identLast(fDomain, &r.Domain, redact.ID)
-	d.identLast(fLimit, &r.Limit, redact.Name)
-	d.identLast(fScope, &r.Scope, redact.Name)
-	d.identOnce(&r.EventID)
-	d.identOnce(&r.HTTPRequestID)
-	d.identOnce(&r.JSONRPCID)
-	d.identOnce(&r.MessageID)
-	d.identOnce(&r.TaskID)
-	d.identOnce(&r.ErrorID)
+	if r.SourceKind != "" {
+		d.identLast(fSourceKind, &r.SourceKind, redact.ID)
+	}
+	if r.SourceID != "" {
+		d.identLast(fSourceID, &r.SourceID, redact.ID)
+	}
+	if r.Agent != "" {
+		d.identLast(fAgent, &r.Agent, redact.ID)
+	}
+	if r.Caller != "" {
+		d.identLast(fCaller, &r.Caller, redact.ID)
+	}
+	if r.Method != "" {
+		d.identLast(fMethod, &r.Method, redact.ID)
+	}
+	code := r.Code
+	if r.Code != "" {
+		d.identLast(fCode, &r.Code, redact.ID)
+	}
+	if r.Reason == code { // the ErrorInfo reason is often the code
+		r.Reason = r.Code
+	} else if r.Reason != "" {
+		d.identLast(fReason, &r.Reason, redact.ID)
+	}
+	if r.Domain != "" {
+		d.identLast(fDomain, &r.Domain, redact.ID)
+	}
+	if r.Limit != "" {
+		d.identLast(fLimit, &r.Limit, redact.Name)
+	}
+	if r.Scope != "" {
+		d.identLast(fScope, &r.Scope, redact.Name)
+	}
+	if r.EventID != "" {
+		d.identOnce(&r.EventID)
+	}
+	if r.HTTPRequestID != "" {
+		d.identOnce(&r.HTTPRequestID)
+	}
+	if r.JSONRPCID != "" {
+		d.identOnce(&r.JSONRPCID)
+	}
+	if r.MessageID != "" {
+		d.identOnce(&r.MessageID)
+	}
+	if r.TaskID != "" {
+		d.identOnce(&r.TaskID)
+	}
+	if r.ErrorID != "" {
+		d.identOnce(&r.ErrorID)
+	}
 	if r.RequestID == r.HTTPRequestID { // the same id, from the header and the body
 		r.RequestID = r.HTTPRequestID
 	} else {
-		d.identOnce(&r.RequestID)
+		if r.RequestID != "" {
+			d.identOnce(&r.RequestID)
+		}
 	}
 	if r.IdempotencyKey != "" {
 		// Only ever compared for equality (attempts of one request): always
