@@ -263,7 +263,7 @@ func quotedEnd(s string, i int, q byte, escOpen bool) int {
 			i++ // an escape: skip the escaped byte
 		}
 	}
-	return i
+	return min(i, len(s))
 }
 
 // lineEnd returns the end of a value that runs to the end of its line. A

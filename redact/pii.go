@@ -113,16 +113,20 @@ func numberAt(s string, i int) (int, string, bool) {
 	}
 	var dig [20]byte
 	var groups [12]uint8
-	nd, ng, cur, seps, run := 0, 0, 0, 0, 0
+	var ends [12]int   // where each group ends in s
+	var sepsAt [12]int // the separators between the digits up to each group's end
+	nd, ng, cur, seps, pending, run := 0, 0, 0, 0, 0, 0
 	end := j
 	for j < len(s) {
 		c := s[j]
 		if isDigit(c) {
 			if nd == len(dig) {
-				return 0, "", false // too long for a phone or a card
+				break // longer than a phone or a card: what came first may be one
 			}
 			dig[nd] = c
 			nd++
+			seps |= pending // separators count only between digits
+			pending = 0
 			cur++
 			j++
 			end = j
@@ -149,41 +153,55 @@ func numberAt(s string, i int) (int, string, bool) {
 		}
 		if cur > 0 {
 			if ng == len(groups) {
-				return 0, "", false
+				break
 			}
 			groups[ng] = uint8(cur)
+			ends[ng] = j
+			sepsAt[ng] = seps
 			ng++
 			cur = 0
 		}
-		seps |= kind
+		pending |= kind
 		run++
 		j += w
 	}
 	if cur > 0 && ng < len(groups) {
 		groups[ng] = uint8(cur)
+		ends[ng] = end
+		sepsAt[ng] = seps
 		ng++
 	}
 	if nd < 7 {
 		return 0, "", false
 	}
-	if end < len(s) {
-		switch c := s[end]; {
-		case isIdent(c), c == '@':
-			return 0, "", false // 2026-12-01T06…, 123abc, x@1.2.3
-		case (c == ':' || c == '.' || c == ',') && end+1 < len(s) && isDigit(s[end+1]):
-			return 0, "", false // a time, a port, a decimal
+	// The whole run first, then without its last groups: a number can be
+	// followed by another (+44 7700 900461 2 times, card 4111… 12/27).
+	for k := ng; k >= 1; k-- {
+		n := 0
+		for _, c := range groups[:k] {
+			n += int(c)
 		}
-	}
-	d := dig[:nd]
-	g := groups[:ng]
-	if !plus && seps&^(sepSpace|sepDash) == 0 && nd >= 13 && d[0] >= '2' && d[0] <= '6' && luhn(d) {
-		return end, PhCard, true
-	}
-	if !plus && notAPhone(d, g, seps) {
-		return 0, "", false
-	}
-	if isPhone(d, plus) {
-		return end, PhPhone, true
+		if n < 7 {
+			break
+		}
+		d, g, e, seps := dig[:n], groups[:k], ends[k-1], sepsAt[k-1]
+		if e < len(s) {
+			switch c := s[e]; {
+			case isIdent(c), c == '@':
+				continue // 2026-12-01T06…, 123abc, x@1.2.3
+			case (c == ':' || c == '.' || c == ',') && e+1 < len(s) && isDigit(s[e+1]):
+				continue // a time, a port, a decimal
+			}
+		}
+		if !plus && seps&^(sepSpace|sepDash) == 0 && n >= 13 && d[0] >= '2' && d[0] <= '6' && luhn(d) {
+			return e, PhCard, true
+		}
+		if !plus && notAPhone(d, g, seps) {
+			continue
+		}
+		if isPhone(d, plus) {
+			return e, PhPhone, true
+		}
 	}
 	return 0, "", false
 }
