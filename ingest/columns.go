@@ -228,11 +228,7 @@ func (c *columns) appendRow(m *rowMeta, rec *parse.Record, derr *parse.DecodeErr
 	c.jsonrpcID = append(c.jsonrpcID, a.str(rec.JSONRPCID))
 	c.messageID = append(c.messageID, a.str(rec.MessageID))
 	c.taskID = append(c.taskID, a.str(rec.TaskID))
-	var ih uint64
-	if rec.IdempotencyKey != "" {
-		ih = xxhash.Sum64String(rec.IdempotencyKey)
-	}
-	c.idemHash = append(c.idemHash, ih)
+	c.idemHash = append(c.idemHash, rec.IdempotencyHash) // keyed by the decoder; 0: none
 	c.protocol = append(c.protocol, string(rec.Protocol))
 	c.binding = append(c.binding, string(rec.Binding))
 	c.envelope = append(c.envelope, string(rec.Envelope))

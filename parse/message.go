@@ -95,8 +95,8 @@ func (d *Decoder) decodeReply(rep *Reply, out *Record) error {
 func copyContext(dst, src *Record) {
 	dst.EventID, dst.ObservedAtMS, dst.SourceKind, dst.SourceID = src.EventID, src.ObservedAtMS, src.SourceKind, src.SourceID
 	dst.Agent, dst.Endpoint, dst.Caller, dst.Method, dst.Attempt = src.Agent, src.Endpoint, src.Caller, src.Method, src.Attempt
-	dst.HTTPRequestID, dst.JSONRPCID, dst.MessageID, dst.TaskID, dst.IdempotencyKey =
-		src.HTTPRequestID, src.JSONRPCID, src.MessageID, src.TaskID, src.IdempotencyKey
+	dst.HTTPRequestID, dst.JSONRPCID, dst.MessageID, dst.TaskID, dst.IdempotencyKey, dst.IdempotencyHash =
+		src.HTTPRequestID, src.JSONRPCID, src.MessageID, src.TaskID, src.IdempotencyKey, src.IdempotencyHash
 }
 
 // --- event JSON ---

@@ -109,7 +109,11 @@ type Record struct {
 	JSONRPCID      string
 	MessageID      string
 	TaskID         string
-	IdempotencyKey string
+	IdempotencyKey string // as the event named it; sanitize clears it once hashed
+	// IdempotencyHash is the keyed 64-bit hash of the idempotency key
+	// (redact.Redactor.Hash64), 0 when there was none: attempts of one
+	// request compare equal by it, and the key itself is never kept.
+	IdempotencyHash uint64
 
 	// What was decoded.
 	Protocol    Protocol

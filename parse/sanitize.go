@@ -73,9 +73,10 @@ func (d *Decoder) sanitize(r *Record) {
 		}
 	}
 	if r.IdempotencyKey != "" {
-		// Only ever compared for equality (attempts of one request): always
-		// the keyed hash, never the key a client chose.
-		r.IdempotencyKey = d.sc.ar.save(stringBytes(d.rd.Hash(r.IdempotencyKey)))
+		// Only ever compared (attempts of one request): a keyed hash, and
+		// the key a client chose goes no further.
+		r.IdempotencyHash = d.rd.Hash64(r.IdempotencyKey)
+		r.IdempotencyKey = ""
 	}
 	if r.Endpoint != "" {
 		r.Endpoint = d.saveIfChanged(r.Endpoint, d.rd.EndpointView(r.Endpoint))

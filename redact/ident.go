@@ -3,6 +3,7 @@ package redact
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"hash"
 	"strings"
@@ -67,6 +68,7 @@ func fits(s string, g Grammar) bool {
 // identifiers, field paths and endpoints. It is not safe for concurrent
 // use; give each goroutine its own.
 type Redactor struct {
+	k0, k1  uint64 // SipHash key for Hash64, derived from the deployment key
 	mac     hash.Hash
 	sum     []byte
 	scratch []byte
@@ -82,6 +84,13 @@ type Redactor struct {
 func New(key []byte) *Redactor {
 	r := &Redactor{mac: hmac.New(sha256.New, key), sum: make([]byte, 0, sha256.Size), scratch: make([]byte, 0, 256)}
 	r.memo.init()
+	// Hash64's key: the first 16 bytes of the deployment key's HMAC of a
+	// label no stored value can equal (it starts with a NUL byte).
+	r.mac.Reset()
+	r.mac.Write([]byte("\x00errtrail hash64 key"))
+	var kk [16]byte
+	copy(kk[:], r.mac.Sum(nil))
+	r.k0, r.k1 = binary.LittleEndian.Uint64(kk[:8]), binary.LittleEndian.Uint64(kk[8:])
 	return r
 }
 
@@ -129,17 +138,14 @@ func (r *Redactor) Lookup(value string) string {
 // are only compared, never read (idempotency keys).
 func (r *Redactor) AppendHash(dst []byte, s string) []byte { return r.appendHash(dst, s) }
 
-// Hash returns the keyed hash of s through the memo (the attempts of one
-// request repeat its idempotency key); the result is valid until the next
-// call on r.
-func (r *Redactor) Hash(s string) string {
-	slot, hit := r.memo.find(s, kindHash)
-	if hit {
-		return bstr(slot.out)
+// Hash64 returns a keyed 64-bit hash of s (SipHash-2-4 under a key derived
+// from the deployment key), never 0: for values that are only compared for
+// equality, such as idempotency keys. It allocates nothing.
+func (r *Redactor) Hash64(s string) uint64 {
+	if h := sipHash24(r.k0, r.k1, sbytes(s)); h != 0 {
+		return h
 	}
-	r.hashed = r.appendHash(r.hashed[:0], s)
-	r.memo.store(slot, s, kindHash, false, r.hashed)
-	return bstr(r.hashed)
+	return 1
 }
 
 func (r *Redactor) appendHash(dst []byte, s string) []byte {
@@ -159,13 +165,20 @@ func (r *Redactor) appendHash(dst []byte, s string) []byte {
 // (SendMessage2), a ULID (upper case only) or a hex id (no upper case).
 func randomLooking(s string) bool {
 	start := 0
+	var run uint8
 	for i := 0; i <= len(s); i++ {
-		if i < len(s) && isAlnum(s[i]) {
+		f := idSep
+		if i < len(s) {
+			f = idClass[s[i]]
+		}
+		if f&(idUpper|idLower|idDigit) != 0 {
+			run |= f
 			continue
 		}
-		if i-start >= 8 && mixedRun(s[start:i]) {
+		if run == idUpper|idLower|idDigit && i-start >= 8 && mixedRun(s[start:i]) {
 			return true
 		}
+		run = 0
 		start = i + 1
 	}
 	return false
@@ -205,65 +218,95 @@ func scanIdent(s string) (plain, random bool) {
 	if isUUID(s) {
 		return true, false // the commonest id: hex groups, no detector can match
 	}
-	plain = true
-	var acc, run uint8 // classes seen in s, and in the current run of letters and digits
-	digits, start, runStart := 0, 0, 0
-	counting := false
-	prev := idSep
-	for i := 0; i <= len(s); i++ {
-		f := idSep // the end of s ends the last run
-		if i < len(s) {
-			f = idClass[s[i]]
-		}
+	// One tight pass for the classes present and the digits; the checks
+	// below run only when those make them possible.
+	var acc uint8
+	digits := 0
+	for i := 0; i < len(s); i++ {
+		f := idClass[s[i]]
 		acc |= f
-		if f&(idDigit|idUpper|idLower) != 0 {
-			if run == 0 {
-				runStart = i
-			}
-			run |= f
-		} else if run != 0 {
-			if run == idDigit|idUpper|idLower && i-runStart >= 8 && mixedRun(s[runStart:i]) {
-				random = true
-			}
-			run = 0
-		}
-		switch {
-		case f == idDigit:
-			if prev != idDigit && !(prev == idSep && digits > 0) {
-				// A new number: it counts only where the text pass would
-				// see one, not glued to a word (uuid groups, req_0123…).
-				digits = 0
-				counting = i == 0 || prev == idColon || prev == idSep && (i < 2 || idClass[s[i-2]]&(idDigit|idUpper|idLower|idUnder) == 0)
-			}
-			digits++
-			if digits >= 7 && counting {
-				plain = false
-			}
-		case f&(idUpper|idLower) != 0:
-			digits = 0
-			if prev&(idSep|idColon) != 0 && len(s)-i >= 14 && plain && wordLooksKey(s[i:]) {
-				plain = false
-			}
-		case f == idSep:
-			if prev != idDigit || i+1 >= len(s) || idClass[s[i+1]] != idDigit {
-				digits = 0 // 0151/123…, 4111-1111-… run on
-			}
-		case f == idColon:
-			if secretName(s[start:i]) != nameNone {
-				plain = false
-			}
-			start, digits = i+1, 0
-		case f == idRare:
-			plain = false
-		default: // '_'
-			digits = 0
-		}
-		prev = f
+		digits += int(f>>1) & 1 // idDigit
 	}
-	if acc&(idUpper|idLower|idDigit) == idUpper|idLower|idDigit && len(s) >= 32 {
-		plain = false
+	const all3 = idUpper | idLower | idDigit
+	if acc&all3 == all3 {
+		random = randomLooking(s)
+		if len(s) >= 32 {
+			return false, random // long enough for a random key: the text pass looks
+		}
 	}
-	return plain, random
+	switch {
+	case acc&idRare != 0:
+		return false, random
+	case digits >= 7 && digitRun7(s):
+		return false, random
+	case acc&idColon != 0 && colonSecret(s):
+		return false, random
+	case acc&(idUpper|idLower) != 0 && len(s) >= 14 && keyWord(s):
+		return false, random
+	}
+	return true, random
+}
+
+// digitRun7 reports a number of seven or more digits, single separators
+// between them allowed, that starts where the text pass would see a
+// number: not glued to a word (uuid groups, req_0123… do not count).
+func digitRun7(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			continue
+		}
+		if i > 0 {
+			p := idClass[s[i-1]]
+			if p == idDigit || p&(idUpper|idLower|idUnder) != 0 ||
+				p == idSep && i >= 2 && idClass[s[i-2]]&(idDigit|idUpper|idLower|idUnder) != 0 {
+				continue // inside a number, or glued to a word
+			}
+		}
+		n, j := 0, i
+		for j < len(s) {
+			if isDigit(s[j]) {
+				n++
+				j++
+				continue
+			}
+			if idClass[s[j]] == idSep && j+1 < len(s) && isDigit(s[j+1]) {
+				j++ // 0151/123…, 4111-1111-… run on
+				continue
+			}
+			break
+		}
+		if n >= 7 {
+			return true
+		}
+		i = j
+	}
+	return false
+}
+
+// colonSecret reports a secret name before a ':' (token:abc).
+func colonSecret(s string) bool {
+	start := 0
+	for {
+		c := strings.IndexByte(s[start:], ':')
+		if c < 0 {
+			return false
+		}
+		if secretName(s[start:start+c]) != nameNone {
+			return true
+		}
+		start += c + 1
+	}
+}
+
+// keyWord reports a word, 14 or more bytes from the end, that starts like
+// a provider key, a JWT or an IBAN.
+func keyWord(s string) bool {
+	for i := 0; i+14 <= len(s); i++ {
+		if (i == 0 || idClass[s[i-1]]&(idSep|idColon) != 0) && isLetter(s[i]) && wordLooksKey(s[i:]) {
+			return true
+		}
+	}
+	return false
 }
 
 // wordLooksKey reports a word that starts like a provider key, a JWT or an

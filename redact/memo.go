@@ -30,7 +30,6 @@ const (
 	kindIdent    uint8 = 1 // + Grammar
 	kindPath     uint8 = 8
 	kindEndpoint uint8 = 9
-	kindHash     uint8 = 10
 )
 
 func (m *memo) init() {
