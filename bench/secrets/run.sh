@@ -6,7 +6,7 @@
 # Builds the test binary once, then runs each benchmark set in turn,
 # -count=3 each, ROUNDS times over, so that the sets alternate on a noisy
 # machine; writes the raw output to results/DATE-run.txt, the coverage table
-# to results/coverage.md and the medians (benchsum) to results/DATE-summary.md.
+# to results/DATE-coverage.md and the medians (benchsum) to results/DATE-summary.md.
 #
 # ERRTRAIL_REV=COMMIT measures parse.RedactString as it is in that commit
 # (git archive into a temporary folder, go test -modfile with the replace
@@ -32,14 +32,14 @@ if [[ -n "${ERRTRAIL_REV:-}" ]]; then
 fi
 go test "${modflag[@]}" -c -o "$tmp/secrets.test" .
 "$tmp/secrets.test" -test.run 'TestCoverage' -table "$tmp/coverage.md"
-{ echo "Coverage, gitleaks $(go list -m -f '{{.Version}}' github.com/zricethezav/gitleaks/v8) default config against parse.RedactString of errtrail $src:"; echo; cat "$tmp/coverage.md"; } >results/coverage.md
+{ echo "Coverage, gitleaks $(go list -m -f '{{.Version}}' github.com/zricethezav/gitleaks/v8) default config against parse.RedactString of errtrail $src:"; echo; cat "$tmp/coverage.md"; } >"results/$day-coverage.md"
 "$tmp/secrets.test" -test.run 'TestSourceHasNoFinding'
 {
 	echo "# $(date -u +%FT%TZ) $(nproc) cores, $(go version | cut -d' ' -f3)," \
 		"gitleaks $(go list -m -f '{{.Version}}' github.com/zricethezav/gitleaks/v8)," \
 		"errtrail $src, rounds $ROUNDS, benchtime $BT, load $(cut -d' ' -f1-3 /proc/loadavg)"
 	for r in $(seq "$ROUNDS"); do
-		for b in Gitleaks Redact GitleaksAhoCorasick GitleaksPrefilter GitleaksRegex GitleaksDepth5; do
+		for b in Gitleaks Redact GitleaksAhoCorasick GitleaksPrefilter GitleaksRegex GitleaksDepth5 GitleaksOneRule; do
 			echo "## round $r $b, load $(cut -d' ' -f1-3 /proc/loadavg)"
 			"$tmp/secrets.test" -test.run '^$' -test.bench "^Benchmark$b\$" \
 				-test.benchtime "$BT" -test.count 3 | grep -E '^Benchmark'

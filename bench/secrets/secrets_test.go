@@ -175,6 +175,41 @@ func BenchmarkGitleaksRegex(b *testing.B) {
 	run(b, func(s string) { buf = stage.chosen(s, buf[:0]); sinkN = stage.regexes(s, buf) })
 }
 
+// oneRule names, for the texts holding a provider token, the one rule that
+// is meant to find it.
+var oneRule = map[string]string{
+	"s01-jwt":           "jwt",
+	"s02-github-pat":    "github-pat",
+	"s03-stripe-live":   "stripe-access-token",
+	"s04-aws-akid":      "aws-access-token",
+	"s09-slack-bot":     "slack-bot-token",
+	"s10-gitlab-pat":    "gitlab-pat",
+	"s11-gcp-key":       "gcp-api-key",
+	"s12-anthropic-key": "anthropic-api-key", // gitleaks:allow (a rule name, not a key)
+	"s13-openai-key":    "openai-api-key",
+}
+
+// BenchmarkGitleaksOneRule: the regular expression of that one rule alone,
+// the least a redactor that picked gitleaks' rules by its own prefix scan
+// would still pay on a text that holds the prefix.
+func BenchmarkGitleaksOneRule(b *testing.B) {
+	setup(b)
+	for _, t := range corpus {
+		id, ok := oneRule[t.name]
+		if !ok {
+			continue
+		}
+		re := detector.Config.Rules[id].Regex
+		b.Run(t.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(t.s)))
+			for b.Loop() {
+				sinkN = len(re.FindAllStringIndex(t.s, -1))
+			}
+		})
+	}
+}
+
 // BenchmarkRedact: errtrail's redactor on the same texts.
 func BenchmarkRedact(b *testing.B) {
 	run(b, func(s string) { sinkS = parse.RedactString(s) })

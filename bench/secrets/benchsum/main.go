@@ -97,9 +97,10 @@ func main() {
 
 	fmt.Println("Medians per text (one op = one text); the last row is the corpus benchmark's median divided by the number of texts.")
 	fmt.Println()
-	fmt.Println("| text | gitleaks ns | B | allocs | RedactString ns | B | allocs | gitleaks ÷ Redact | Aho-Corasick | pre-filter | pre-filter + scan regexes | scan regexes ÷ gitleaks | rest ÷ gitleaks | gitleaks, decode depth 5 |")
-	fmt.Println("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Println("| text | gitleaks ns | B | allocs | RedactString ns | B | allocs | gitleaks ÷ Redact | Aho-Corasick | pre-filter | pre-filter + scan regexes | scan regexes ÷ gitleaks | rest ÷ gitleaks | gitleaks, decode depth 5 | its one rule's regex |")
+	fmt.Println("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	var ratios, shares []float64
+	meanOfMedians := map[string]float64{}
 	row := func(label, t string) {
 		g, _, _ := med("Gitleaks", t)
 		r, _, _ := med("Redact", t)
@@ -107,6 +108,7 @@ func main() {
 		p, _, _ := med("GitleaksPrefilter", t)
 		x, _, _ := med("GitleaksRegex", t)
 		d, _, _ := med("GitleaksDepth5", t)
+		o, _, _ := med("GitleaksOneRule", t)
 		ratio, share, rest := "—", "—", "—"
 		if g.ns > 0 && r.ns > 0 {
 			ratio = fmt.Sprintf("%.0f×", g.ns/r.ns)
@@ -122,14 +124,29 @@ func main() {
 				shares = append(shares, sh)
 			}
 		}
-		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", label,
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", label,
 			ns(g.ns), num(g.bytes), num(g.allocs), ns(r.ns), num(r.bytes), num(r.allocs), ratio,
-			ns(ac.ns), ns(p.ns), ns(x.ns), share, rest, ns(d.ns))
+			ns(ac.ns), ns(p.ns), ns(x.ns), share, rest, ns(d.ns), ns(o.ns))
 	}
 	for _, t := range texts {
 		row(t, t)
 	}
 	row(fmt.Sprintf("**mean per text** (all ÷ %d)", len(texts)), "all")
+	for _, b := range []string{"Gitleaks", "Redact", "GitleaksAhoCorasick", "GitleaksPrefilter", "GitleaksRegex", "GitleaksDepth5"} {
+		sum := 0.0
+		for _, t := range texts {
+			m, _, _ := med(b, t)
+			sum += m.ns
+		}
+		if sum > 0 {
+			meanOfMedians[b] = sum / n
+		}
+	}
+	if g, r := meanOfMedians["Gitleaks"], meanOfMedians["Redact"]; g > 0 && r > 0 {
+		fmt.Printf("| **mean of the per-text medians** | %s | | | %s | | | %.0f× | %s | %s | %s | | | %s | |\n",
+			ns(g), ns(r), g/r, ns(meanOfMedians["GitleaksAhoCorasick"]), ns(meanOfMedians["GitleaksPrefilter"]),
+			ns(meanOfMedians["GitleaksRegex"]), ns(meanOfMedians["GitleaksDepth5"]))
+	}
 	fmt.Println()
 	if len(ratios) > 0 {
 		sort.Float64s(ratios)
@@ -139,7 +156,7 @@ func main() {
 	}
 	fmt.Println("Samples and spread (max ÷ min of ns/op) of the corpus benchmark:")
 	fmt.Println()
-	for _, b := range []string{"Gitleaks", "GitleaksDepth5", "GitleaksAhoCorasick", "GitleaksPrefilter", "GitleaksRegex", "Redact"} {
+	for _, b := range []string{"Gitleaks", "GitleaksDepth5", "GitleaksAhoCorasick", "GitleaksPrefilter", "GitleaksRegex", "GitleaksOneRule", "Redact"} {
 		_, k, spread := med(b, "all")
 		if k > 0 {
 			fmt.Printf("- %s: %d samples, spread %.2f×\n", b, k, spread)
