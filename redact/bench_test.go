@@ -32,6 +32,23 @@ func BenchmarkRedact(b *testing.B) {
 			buf, _ = AppendText(buf[:0], "Caller client-19 exceeded 60 SendStreamingMessage calls per minute")
 		}
 	})
+	b.Run("text-phone", func(b *testing.B) {
+		// A national number: libphonenumber's metadata is asked for each
+		// region of PhoneRegions until one calls it valid.
+		buf := make([]byte, 0, 256)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			buf, _ = AppendText(buf[:0], "callback number 07700 900873 is not reachable")
+		}
+	})
+	b.Run("text-order-number", func(b *testing.B) {
+		// Ten digits that are no valid number in any region checked.
+		buf := make([]byte, 0, 256)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			buf, _ = AppendText(buf[:0], "order 0000123456 was not found")
+		}
+	})
 	b.Run("sensitive-header", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			SensitiveHeader("Content-Type")

@@ -40,7 +40,7 @@ func AppendText(dst []byte, s string) ([]byte, bool) {
 	if !mayHoldSecret(s) {
 		return dst, false
 	}
-	sc := scanner{s: s, dst: dst, base: len(dst)}
+	sc := scanner{s: s, dst: dst, base: len(dst), phones: phoneChecks}
 	sc.run()
 	if !sc.changed {
 		return dst[:sc.base], false
@@ -57,6 +57,7 @@ type scanner struct {
 	base    int
 	last    int
 	changed bool
+	phones  int // library checks of phone numbers left (pii.go)
 }
 
 // emit replaces s[from:to] with ph. from is clamped to what was already
@@ -117,7 +118,7 @@ func (sc *scanner) run() {
 				}
 			}
 			if i+3 < len(s) && s[i+1] == '2' && s[i+2]|0x20 == 'b' && isDigit(s[i+3]) && numBoundary(s, i) {
-				if end, ph, ok := numberAt(s, i); ok {
+				if end, ph, ok := numberAt(s, i, &sc.phones); ok {
 					sc.emit(i, end, ph)
 					i = end
 					continue
@@ -147,7 +148,7 @@ func (sc *scanner) run() {
 			continue
 		case clDigit, clNumStart:
 			if numBoundary(s, i) {
-				if end, ph, ok := numberAt(s, i); ok {
+				if end, ph, ok := numberAt(s, i, &sc.phones); ok {
 					sc.emit(i, end, ph)
 					i = end
 					continue

@@ -176,3 +176,16 @@ func TestTextEncodedForms(t *testing.T) {
 		}
 	}
 }
+
+// A text full of phone-like numbers costs at most phoneChecks library
+// checks; the numbers after them are replaced without one.
+func TestPhoneChecksAreBounded(t *testing.T) {
+	s := strings.Repeat("order 0000123456, ", phoneChecks) + "then 0000654321 and 07911 123456"
+	got := Text(s)
+	if strings.Count(got, "0000123456") != phoneChecks {
+		t.Errorf("the first %d candidates were checked and kept: %q", phoneChecks, got)
+	}
+	if strings.Contains(got, "0000654321") || strings.Contains(got, "123456\"") || strings.Contains(got, "07911") {
+		t.Errorf("a candidate past the budget survived: %q", got)
+	}
+}
