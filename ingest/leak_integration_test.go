@@ -61,21 +61,6 @@ type leakDoc struct {
 	} `json:"cells"`
 }
 
-// leakModuleRoot is the directory holding go.mod.
-func leakModuleRoot(t *testing.T) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = filepath.Dir(dir)
-	}
-}
-
 // lockedBuffer collects the binary's log.
 type lockedBuffer struct {
 	mu sync.Mutex
@@ -97,7 +82,7 @@ func (l *lockedBuffer) String() string {
 func TestPlantedSecretsNeverStored(t *testing.T) {
 	s := newStack(t, 3) // a fresh topic and a fresh database, or skip/fail (testenv)
 	chHTTP := testenv.ClickHouseHTTP(t)
-	root := leakModuleRoot(t)
+	root := repoRoot(t)
 	tmp := t.TempDir()
 
 	// 1. The planted messages, from the generator the unit test uses.

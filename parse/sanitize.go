@@ -14,63 +14,33 @@ func (d *Decoder) sanitize(r *Record) {
 	// Values that repeat from reply to reply are remembered: the field's
 	// last value first, then the redactor's memo. Ids that are new with
 	// every reply are checked directly.
-	if r.SourceKind != "" {
-		d.identLast(fSourceKind, &r.SourceKind, redact.ID)
+	reasonIsCode := r.Reason != "" && r.Reason == r.Code // the ErrorInfo reason is often the code
+	repeated := [nLastFields]struct {
+		p *string
+		g redact.Grammar
+	}{
+		fSourceKind: {&r.SourceKind, redact.ID}, fSourceID: {&r.SourceID, redact.ID},
+		fAgent: {&r.Agent, redact.ID}, fCaller: {&r.Caller, redact.ID}, fMethod: {&r.Method, redact.ID},
+		fCode: {&r.Code, redact.ID}, fReason: {&r.Reason, redact.ID}, fDomain: {&r.Domain, redact.ID},
+		fLimit: {&r.Limit, redact.Name}, fScope: {&r.Scope, redact.Name},
 	}
-	if r.SourceID != "" {
-		d.identLast(fSourceID, &r.SourceID, redact.ID)
-	}
-	if r.Agent != "" {
-		d.identLast(fAgent, &r.Agent, redact.ID)
-	}
-	if r.Caller != "" {
-		d.identLast(fCaller, &r.Caller, redact.ID)
-	}
-	if r.Method != "" {
-		d.identLast(fMethod, &r.Method, redact.ID)
-	}
-	code := r.Code
-	if r.Code != "" {
-		d.identLast(fCode, &r.Code, redact.ID)
-	}
-	if r.Reason == code { // the ErrorInfo reason is often the code
-		r.Reason = r.Code
-	} else if r.Reason != "" {
-		d.identLast(fReason, &r.Reason, redact.ID)
-	}
-	if r.Domain != "" {
-		d.identLast(fDomain, &r.Domain, redact.ID)
-	}
-	if r.Limit != "" {
-		d.identLast(fLimit, &r.Limit, redact.Name)
-	}
-	if r.Scope != "" {
-		d.identLast(fScope, &r.Scope, redact.Name)
-	}
-	if r.EventID != "" {
-		d.identOnce(&r.EventID)
-	}
-	if r.HTTPRequestID != "" {
-		d.identOnce(&r.HTTPRequestID)
-	}
-	if r.JSONRPCID != "" {
-		d.identOnce(&r.JSONRPCID)
-	}
-	if r.MessageID != "" {
-		d.identOnce(&r.MessageID)
-	}
-	if r.TaskID != "" {
-		d.identOnce(&r.TaskID)
-	}
-	if r.ErrorID != "" {
-		d.identOnce(&r.ErrorID)
-	}
-	if r.RequestID == r.HTTPRequestID { // the same id, from the header and the body
-		r.RequestID = r.HTTPRequestID
-	} else {
-		if r.RequestID != "" {
-			d.identOnce(&r.RequestID)
+	for f, v := range repeated {
+		if *v.p != "" && !(f == fReason && reasonIsCode) {
+			d.identLast(f, v.p, v.g)
 		}
+	}
+	if reasonIsCode {
+		r.Reason = r.Code
+	}
+	for _, p := range [...]*string{&r.EventID, &r.HTTPRequestID, &r.JSONRPCID, &r.MessageID, &r.TaskID, &r.ErrorID} {
+		if *p != "" {
+			d.identOnce(p)
+		}
+	}
+	// The request id is often the HTTP request id, from the header and the
+	// body: equal to its kept value, it was checked already.
+	if r.RequestID != "" && r.RequestID != r.HTTPRequestID {
+		d.identOnce(&r.RequestID)
 	}
 	if r.IdempotencyKey != "" {
 		// Only ever compared (attempts of one request): a keyed hash, and
