@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"math/big"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -662,10 +663,12 @@ type exportCell struct {
 //	go test ./parse -run '^TestExportPlantedMessages$' -args -leak.export=FILE
 //
 // so that both levels test the very same messages. Without the flag it
-// skips.
+// writes to a temporary file; either way it reads the file back and checks
+// that every message of the matrix is in it, once.
 func TestExportPlantedMessages(t *testing.T) {
-	if *leakExport == "" {
-		t.Skip("set -leak.export=FILE to write the planted-secret messages (ingest/leak_integration_test.go does)")
+	out := *leakExport
+	if out == "" {
+		out = filepath.Join(t.TempDir(), "planted.json")
 	}
 	observed := *leakObserved
 	if observed == 0 {
@@ -684,8 +687,23 @@ func TestExportPlantedMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(*leakExport, b, 0o600); err != nil {
+	if err := os.WriteFile(out, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("wrote %d messages (%d secrets × %d locations) to %s", len(doc.Cells), len(secrets), len(locs), *leakExport)
+	back, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got leakExportDoc
+	if err := json.Unmarshal(back, &got); err != nil {
+		t.Fatalf("the export does not read back: %v", err)
+	}
+	ids := map[string]bool{}
+	for _, c := range got.Cells {
+		ids[c.ID] = true
+	}
+	if want := len(secrets) * len(locs); len(got.Cells) != want || len(ids) != want {
+		t.Fatalf("export holds %d cells (%d distinct ids); want %d secrets × %d locations = %d", len(got.Cells), len(ids), len(secrets), len(locs), want)
+	}
+	t.Logf("wrote %d messages (%d secrets × %d locations) to %s", len(doc.Cells), len(secrets), len(locs), out)
 }
