@@ -17,12 +17,13 @@
 //     addresses — but not timestamps, IP addresses, versions,
 //     package@version, git remotes, hex digests, UUIDs or order numbers.
 //   - Identifiers (error ids, request ids, task and message ids, callers,
-//     limit and scope names): Hasher.Ident keeps a value that fits the
+//     limit and scope names): Redactor.Ident keeps a value that fits the
 //     identifier grammar and that no detector flags; any other value is
 //     replaced by a keyed hash, "hmac:" and 24 hex digits, computed with a
 //     deployment key that never reaches ClickHouse. A support engineer who
 //     holds the original value finds the row by hashing it the same way
-//     (Hasher.Lookup).
+//     (Redactor.Lookup). Values that are only compared (idempotency keys)
+//     get Redactor.Hash64, a keyed SipHash-2-4.
 //   - Field paths (BadRequest field, AAP instanceLocation): Path keeps the
 //     structure and replaces segments that look like values with {value}.
 //   - Endpoints: Endpoint keeps scheme, host, port and a path whose
@@ -33,8 +34,9 @@
 //     pass to everything, and caps the result.
 //
 // docs/record.md lists every rule with its reason. The functions are safe
-// for concurrent use except Hasher, which keeps scratch state: give each
-// goroutine its own (NewHasher is cheap). AppendText and Hasher.AppendIdent
-// allocate nothing unless a phone-number candidate has to be checked
-// against libphonenumber's metadata.
+// for concurrent use except a Redactor, which keeps scratch space and a memo
+// of recent verdicts: give each goroutine its own (New). AppendText and the
+// Redactor's methods allocate nothing in steady state unless a phone-number
+// candidate has to be checked against libphonenumber's metadata (at most
+// three per text).
 package redact

@@ -158,7 +158,7 @@ func (sc *scanner) run() {
 				i++
 				continue
 			}
-			// Digits may start an IBAN-free word: treat the rest as a word.
+			// Not a number: the digits start a word (a random key may).
 		}
 		// A word: letters, digits or '_'.
 		if !wordStart(s, i) {
@@ -341,7 +341,8 @@ func isHex(c byte) bool    { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f'
 func isIdent(c byte) bool { return isAlnum(c) || c == '_' }
 
 // wordStart reports whether a word begins at i: the byte before is not part
-// of a word (nor a '-' or '.' glued to one, as in claude-3-5 or v1.2).
+// of a word, or ends a percent-escape. (Numbers have their own, stricter
+// rule: numBoundary.)
 func wordStart(s string, i int) bool {
 	if i == 0 {
 		return true
