@@ -35,8 +35,8 @@
 //
 // docs/record.md lists every rule with its reason. The functions are safe
 // for concurrent use except a Redactor, which keeps scratch space and a memo
-// of recent verdicts: give each goroutine its own (New). AppendText and the
-// Redactor's methods allocate nothing in steady state unless a phone-number
-// candidate has to be checked against libphonenumber's metadata (at most
-// three per text).
+// of recent verdicts: give each goroutine its own (New). AppendText,
+// AppendIdent, Ident, IdentOnce, PathView, EndpointView and Hash64 allocate
+// nothing in steady state unless a phone-number candidate has to be checked
+// against libphonenumber's metadata (at most three per text).
 package redact
