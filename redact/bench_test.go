@@ -23,7 +23,7 @@ func BenchmarkRedact(b *testing.B) {
 	b.Run("hash", func(b *testing.B) {
 		buf := make([]byte, 0, 64)
 		for i := 0; i < b.N; i++ {
-			buf = r.AppendHash(buf[:0], "client-24-ed3fa73a")
+			buf = r.appendHash(buf[:0], "client-24-ed3fa73a")
 		}
 	})
 	b.Run("text-msg", func(b *testing.B) {

@@ -134,10 +134,6 @@ func (r *Redactor) Lookup(value string) string {
 	return string(r.appendHash(nil, value))
 }
 
-// AppendHash appends the keyed hash of s, whatever s is: for values that
-// are only compared, never read (idempotency keys).
-func (r *Redactor) AppendHash(dst []byte, s string) []byte { return r.appendHash(dst, s) }
-
 // Hash64 returns a keyed 64-bit hash of s (SipHash-2-4 under a key derived
 // from the deployment key), never 0: for values that are only compared for
 // equality, such as idempotency keys. It allocates nothing.

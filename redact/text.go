@@ -186,7 +186,7 @@ func wordAt(s string, i int) (from, to int, ph string, ok bool) {
 	j := i
 	var cls uint8
 	for j < len(s) {
-		k := wordClass[s[j]]
+		k := idClass[s[j]] & (idUpper | idLower | idDigit) // ident.go
 		if k == 0 {
 			break
 		}
@@ -229,7 +229,7 @@ func wordAt(s string, i int) (from, to int, ph string, ok bool) {
 				return i, end, PhKey, true
 			}
 		}
-		if na >= 4 && isUpper(c) && cls&clsDigit != 0 {
+		if na >= 4 && isUpper(c) && cls&idDigit != 0 {
 			if end, ok := ibanAt(s, i); ok {
 				return i, end, PhIBAN, true
 			}
@@ -240,33 +240,13 @@ func wordAt(s string, i int) (from, to int, ph string, ok bool) {
 			return i, end, PhKey, true
 		}
 	}
-	if na >= 8 && na < 32 && cls == clsUpper|clsLower|clsDigit {
+	if na >= 8 && na < 32 && cls == idUpper|idLower|idDigit {
 		if end, ok := shortKeyAt(s, i); ok {
 			return i, end, PhKey, true
 		}
 	}
 	return 0, alnum, "", false
 }
-
-// Classes of the bytes of a word, for wordAt.
-const (
-	clsUpper = 1 << iota
-	clsLower
-	clsDigit
-)
-
-var wordClass = func() (t [256]uint8) {
-	for c := 'A'; c <= 'Z'; c++ {
-		t[c] = clsUpper
-	}
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = clsLower
-	}
-	for c := '0'; c <= '9'; c++ {
-		t[c] = clsDigit
-	}
-	return
-}()
 
 var nameByte = func() (t [256]bool) {
 	for c := 0; c < 256; c++ {
