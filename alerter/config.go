@@ -12,13 +12,17 @@ type Config struct {
 	// Bucket is the resolution of the counts: 1m reads the errors_1m rollup,
 	// anything shorter reads the raw errors table (time-compressed tests).
 	Bucket time.Duration
-	// Window is the current (sliding) window. It starts at the bucket boundary
-	// at or before now-Window and ends now, so it includes the partial
-	// current bucket; rates are divided by the seconds actually covered.
+	// Window is the current (sliding) window: exactly the last Window
+	// seconds, read from the raw errors table, so a fault's end leaves the
+	// window Window after its last reply (not up to a bucket later).
 	Window time.Duration
 	// Baseline is the trailing history before the window that medians are
-	// taken over (missing buckets count as zero).
+	// taken over: the whole buckets that end at or before the window's
+	// start. Within the history errtrail has (History), a bucket with no
+	// replies counts as zero; before it, buckets are unknown and left out.
 	Baseline time.Duration
+
+	History HistoryConfig
 
 	Overload    OverloadConfig
 	Runaway     RunawayConfig
@@ -32,13 +36,37 @@ type Config struct {
 	TopK int
 	// TopLimits bounds the limit label per agent; the rest is "other".
 	TopLimits int
+	// TopAgents bounds the agent label of the per-agent families: agents with
+	// a verdict are always exported, then the busiest; the rest are summed
+	// into agent="other" (rates) and counted in agents_capped.
+	TopAgents int
+}
+
+// HistoryConfig says how much history a baseline needs before a verdict
+// that compares a caller with its own past may be claimed.
+type HistoryConfig struct {
+	// Min is the known baseline (from the first bucket errtrail has data
+	// for, within Baseline) that own-baseline verdicts need. With less, a
+	// caller is judged only against its peers on the same agent in the same
+	// window, and "limit too low" is not claimed (docs/alerting.md,
+	// "History").
+	Min time.Duration
+	// MinPeers is how many other callers of the agent with errors in the
+	// window a peer comparison needs; with fewer, nothing is claimed.
+	MinPeers int
 }
 
 // OverloadConfig defines "agent overloaded".
 type OverloadConfig struct {
-	Factor     float64 // window rate >= Factor x baseline median rate
+	Factor     float64 // fire: rate over Window >= Factor x baseline median rate
 	MinPerSec  float64 // and >= this absolute rate
-	MinCallers int     // and seen by >= min(MinCallers, active callers) callers
+	MinCallers int     // and seen by >= min(MinCallers, active callers) callers in Window
+	// Window is the short window the firing condition reads (<= Config.Window).
+	Window time.Duration
+	// ClearAfter: once overloaded, the verdict holds until the overload rate
+	// over the last ClearAfter falls below MinPerSec/2 (hysteresis: a fault
+	// that comes and goes with gaps shorter than ClearAfter stays one page).
+	ClearAfter time.Duration
 }
 
 // RunawayConfig defines "runaway caller".
@@ -66,9 +94,15 @@ type RetryConfig struct {
 	MinEarlyShare   float64       // of the retries that were given a delay
 	MinRotated      int64         // retries with a fresh messageId/idempotency key needed
 	MinRotatedShare float64       // of the retries carrying that id
-	// RotationMargin: an id first seen less than this after the window's
-	// start is not called rotated (its first attempt may precede the window).
+	// RotationMargin: an id first seen less than this (plus the delay its
+	// replies asked for) after the start of the rows looked at is not called
+	// rotated: its first attempt may precede them.
 	RotationMargin time.Duration
+	// MaxDelay widens the rows looked at for the earlier attempts of the
+	// retries in Window: a caller that honours a Retry-After of up to
+	// MaxDelay is paired with its first attempt. Retries after a longer
+	// delay are never called rotated (their first attempt cannot be seen).
+	MaxDelay time.Duration
 }
 
 // GatewayConfig defines "gateway mangling".
@@ -90,16 +124,20 @@ func DefaultConfig() Config {
 		Bucket:   time.Minute,
 		Window:   time.Minute,
 		Baseline: time.Hour,
-		Overload: OverloadConfig{Factor: 5, MinPerSec: 0.2, MinCallers: 2},
+		History:  HistoryConfig{Min: 10 * time.Minute, MinPeers: 2},
+		Overload: OverloadConfig{Factor: 5, MinPerSec: 0.2, MinCallers: 2,
+			Window: 30 * time.Second, ClearAfter: 20 * time.Second},
 		Runaway: RunawayConfig{Factor: 10, MinPerMin: 30, MinBaseline: 1,
 			RiseFactor: 3, RiseMinPerMin: 5, MaxOthersRisingShare: 0.5},
 		LimitTooLow: LimitTooLowConfig{RiseFactor: 3, MinPerMin: 5, MinCallers: 3, MinShare: 0.5},
 		Retry: RetryConfig{Window: 5 * time.Minute, MinEarly: 10, MinEarlyShare: 0.5,
-			MinRotated: 10, MinRotatedShare: 0.5, RotationMargin: time.Minute},
+			MinRotated: 10, MinRotatedShare: 0.5, RotationMargin: time.Minute,
+			MaxDelay: time.Hour},
 		Gateway:   GatewayConfig{Window: 5 * time.Minute, MinMangled: 5, MinShare: 0.1},
 		Untyped:   UntypedConfig{MinCount: 20, MinShare: 0.5},
 		TopK:      20,
 		TopLimits: 5,
+		TopAgents: 200,
 	}
 }
 
@@ -108,10 +146,14 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Bucket, "window.bucket", c.Bucket, "count resolution; 1m reads the errors_1m rollup, shorter reads raw errors (tests)")
 	fs.DurationVar(&c.Window, "window.current", c.Window, "current sliding window")
 	fs.DurationVar(&c.Baseline, "window.baseline", c.Baseline, "trailing baseline before the current window (medians)")
+	fs.DurationVar(&c.History.Min, "history.min", c.History.Min, "known baseline needed before a caller is judged against its own past (else against its peers)")
+	fs.IntVar(&c.History.MinPeers, "history.min-peers", c.History.MinPeers, "peers (other callers with errors in the window) a peer comparison needs")
 
 	fs.Float64Var(&c.Overload.Factor, "overload.factor", c.Overload.Factor, "overloaded: overload rate >= factor x baseline median rate")
 	fs.Float64Var(&c.Overload.MinPerSec, "overload.min-rate", c.Overload.MinPerSec, "overloaded: overload rate >= this (per second)")
 	fs.IntVar(&c.Overload.MinCallers, "overload.min-callers", c.Overload.MinCallers, "overloaded: seen by >= min(this, active callers) callers")
+	fs.DurationVar(&c.Overload.Window, "overload.window", c.Overload.Window, "overloaded: the short window the firing condition reads")
+	fs.DurationVar(&c.Overload.ClearAfter, "overload.clear-after", c.Overload.ClearAfter, "overloaded: holds until the overload rate over this falls below min-rate/2")
 
 	fs.Float64Var(&c.Runaway.Factor, "runaway.factor", c.Runaway.Factor, "runaway: caller's error rate >= factor x its baseline median")
 	fs.Float64Var(&c.Runaway.MinPerMin, "runaway.min-rate", c.Runaway.MinPerMin, "runaway: caller's error rate >= this (per minute)")
@@ -132,6 +174,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Retry.MinRotatedShare, "retry.min-rotated-share", c.Retry.MinRotatedShare, "retry storm: share of retries with a fresh id")
 	fs.DurationVar(&c.Retry.RotationMargin, "retry.rotation-margin", c.Retry.RotationMargin, "retry storm: ids first seen within this of the window's start are not called rotated (their first attempt may precede the window)")
 
+	fs.DurationVar(&c.Retry.MaxDelay, "retry.max-delay", c.Retry.MaxDelay, "retry storm: longest Retry-After whose first attempt is looked for (widens the rows read)")
 	fs.DurationVar(&c.Gateway.Window, "gateway.window", c.Gateway.Window, "gateway mangling: window of raw rows examined")
 	fs.Int64Var(&c.Gateway.MinMangled, "gateway.min-mangled", c.Gateway.MinMangled, "gateway mangling: mangled agent/gateway pairs needed")
 	fs.Float64Var(&c.Gateway.MinShare, "gateway.min-share", c.Gateway.MinShare, "gateway mangling: share of pairs mangled")
@@ -141,6 +184,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 
 	fs.IntVar(&c.TopK, "caller.top-k", c.TopK, "at most this many flagged callers get per-caller series")
 	fs.IntVar(&c.TopLimits, "limit.top-k", c.TopLimits, "at most this many limit names per agent get their own series")
+	fs.IntVar(&c.TopAgents, "agent.top-k", c.TopAgents, "at most this many agents get per-agent series (agents with a verdict always do; the rest sum into agent=\"other\")")
 }
 
 // Validate reports the first inconsistent setting.
@@ -158,17 +202,32 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("retry.window and gateway.window must be positive")
 	case c.Retry.RotationMargin < 0 || c.Retry.RotationMargin >= c.Retry.Window:
 		return fmt.Errorf("retry.rotation-margin %v: want 0 <= margin < retry.window %v", c.Retry.RotationMargin, c.Retry.Window)
-	case c.TopK < 0 || c.TopLimits < 1:
-		return fmt.Errorf("caller.top-k must be >= 0 and limit.top-k >= 1")
+	case c.Retry.MaxDelay < 0:
+		return fmt.Errorf("retry.max-delay %v: want >= 0", c.Retry.MaxDelay)
+	case c.Overload.Window < time.Second || c.Overload.Window > c.Window:
+		return fmt.Errorf("overload.window %v: want 1s..window.current %v", c.Overload.Window, c.Window)
+	case c.Overload.ClearAfter < time.Second || c.Overload.ClearAfter > c.Window:
+		return fmt.Errorf("overload.clear-after %v: want 1s..window.current %v", c.Overload.ClearAfter, c.Window)
+	case c.History.Min < 0 || c.History.Min > c.Baseline:
+		return fmt.Errorf("history.min %v: want 0..window.baseline %v", c.History.Min, c.Baseline)
+	case c.History.MinPeers < 1:
+		return fmt.Errorf("history.min-peers must be >= 1")
+	case c.TopK < 0 || c.TopLimits < 1 || c.TopAgents < 1:
+		return fmt.Errorf("caller.top-k must be >= 0, limit.top-k and agent.top-k >= 1")
 	}
 	return nil
 }
 
-// Span is the time range one evaluation covers, in Unix seconds.
+// Span is the time range one evaluation covers, in Unix seconds. The
+// current window is the seconds (WindowStart, End]; the baseline is the
+// buckets that start in [BaselineStart, BaselineEnd), BaselineEnd being the
+// bucket boundary at or before WindowStart. The seconds between BaselineEnd
+// and WindowStart belong to neither.
 type Span struct {
-	BaselineStart int64 // first baseline bucket
-	WindowStart   int64 // first bucket of the current window
-	End           int64 // now (exclusive upper bound is End+1 for second-resolution columns)
+	BaselineStart int64
+	BaselineEnd   int64
+	WindowStart   int64
+	End           int64 // now
 	Bucket        int64 // bucket length in seconds
 }
 
@@ -176,16 +235,17 @@ type Span struct {
 func (c *Config) SpanAt(now time.Time) Span {
 	b := int64(c.Bucket / time.Second)
 	end := now.Unix()
-	ws := floorTo(end-int64(c.Window/time.Second), b)
-	bs := ws - ceilTo(int64(c.Baseline/time.Second), b)
-	return Span{BaselineStart: bs, WindowStart: ws, End: end, Bucket: b}
+	ws := end - int64(c.Window/time.Second)
+	be := floorTo(ws, b)
+	bs := be - ceilTo(int64(c.Baseline/time.Second), b)
+	return Span{BaselineStart: bs, BaselineEnd: be, WindowStart: ws, End: end, Bucket: b}
 }
 
-// WindowSeconds is the length of the current window actually covered.
+// WindowSeconds is the length of the current window.
 func (s Span) WindowSeconds() float64 { return float64(s.End - s.WindowStart) }
 
 // BaselineBuckets is the number of buckets in the baseline.
-func (s Span) BaselineBuckets() int { return int((s.WindowStart - s.BaselineStart) / s.Bucket) }
+func (s Span) BaselineBuckets() int { return int((s.BaselineEnd - s.BaselineStart) / s.Bucket) }
 
 func floorTo(v, b int64) int64 {
 	if v >= 0 {

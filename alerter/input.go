@@ -2,16 +2,34 @@ package alerter
 
 import "time"
 
-// Bucket counts the error replies one caller got from one agent in one time
-// bucket (errors_1m, or the raw errors table at a finer bucket).
+// Bucket counts the error replies one caller got from one agent in one
+// baseline bucket (callers_1m, or the raw errors table at a finer bucket).
+// A request reported by both the agent and a gateway counts once: each count
+// is the larger of the agent-side and the gateway-side count.
 type Bucket struct {
 	Agent, Caller string
 	Start         int64 // Unix seconds of the bucket's start
 	Total         int64 // all error replies
 	Quota         int64 // kind = quota
 	Overload      int64 // kind = overload
-	Unknown       int64 // cannot tell quota from crash: typed = 0 and kind unknown or internal (bare 500, 502)
+	Unknown       int64 // cannot tell quota from crash (schema.CannotTellExpr: a bare 500 or 502)
 	Untyped       int64 // typed = 0
+}
+
+// WindowCount counts the error replies one caller got from one agent in the
+// current window (the raw errors table, to the second), counted once per
+// request like Bucket.
+type WindowCount struct {
+	Agent, Caller string
+	Total         int64
+	Quota         int64
+	Overload      int64
+	Unknown       int64
+	Untyped       int64
+	// OverloadRecent and OverloadClear count the overload replies in the
+	// last Overload.Window and Overload.ClearAfter.
+	OverloadRecent int64
+	OverloadClear  int64
 }
 
 // LimitCount is the number of quota rejections of one agent under one
@@ -65,7 +83,8 @@ type DeadLetterCount struct {
 // Input is everything one evaluation reads from ClickHouse.
 type Input struct {
 	Now         time.Time
-	Buckets     []Bucket // BaselineStart <= Start <= End
+	Buckets     []Bucket      // baseline: BaselineStart <= Start < BaselineEnd
+	Window      []WindowCount // current window
 	Limits      []LimitCount
 	Retries     []RetryStats
 	Gateways    []GatewayStats

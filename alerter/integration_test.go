@@ -41,11 +41,17 @@ func openCH(t *testing.T) driver.Conn {
 
 func freshDB(t *testing.T, conn driver.Conn) schema.Options {
 	t.Helper()
+	return freshNamedDB(t, conn, testDB)
+}
+
+// freshNamedDB drops and re-creates database db with errtrail's schema.
+func freshNamedDB(t *testing.T, conn driver.Conn, db string) schema.Options {
+	t.Helper()
 	ctx := context.Background()
-	if err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+testDB); err != nil {
+	if err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+db); err != nil {
 		t.Fatal(err)
 	}
-	opts := schema.Options{Database: testDB}
+	opts := schema.Options{Database: db}
 	// The DDL of schema.Render, run statement by statement. (schema.Migrate
 	// also records each migration with an INSERT ... VALUES that hangs on
 	// ClickHouse 18.16 over clickhouse-go at the time of writing; the tables
@@ -63,7 +69,7 @@ func freshDB(t *testing.T, conn driver.Conn) schema.Options {
 	}
 	// mv3_error_lookup fails on 18.16 in the schema under review (unknown
 	// identifier row_event_id); the alerter reads neither it nor its table.
-	if err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+testDB+".mv3_error_lookup"); err != nil {
+	if err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+db+".mv3_error_lookup"); err != nil {
 		t.Fatal(err)
 	}
 	return opts

@@ -41,23 +41,29 @@ var (
 	dLastOK     = desc("last_success_timestamp_seconds", "Unix time of the latest successful evaluation (0 if none yet).")
 	dStale      = desc("stale", "1 when the verdict series are withheld because the latest successful evaluation is older than --stale-after.")
 	dWindow     = desc("window_seconds", "Seconds the current window of the exported verdicts covers.")
+	dHistory    = desc("history_seconds", "Seconds of baseline errtrail has data for (from the first baseline bucket with any reply, at most --window.baseline).")
+	dHistoryOK  = desc("history_sufficient", "1 when history_seconds reaches --history.min: callers are judged against their own past; 0: only against their peers, and limit_too_low is not claimed.")
+	dAgentsSeen = desc("agents_seen", "Agents evaluated (before the --agent.top-k cap).")
+	dAgentsCap  = desc("agents_capped", "Agents beyond --agent.top-k, summed into agent=\"(other)\" (never an agent with a verdict).")
+	dLimitUndec = desc("limit_too_low_undecided", "1 when the agent has quota rejections but too little history to say whether they rose (limit_too_low is then 0).", "agent")
+	dUndecided  = desc("runaway_undecided_callers", "Callers that would be runaway candidates but have neither a past of their own nor enough peers to compare with.", "agent")
 	dErrRate    = desc("agent_errors_per_second", "Error replies per second from the agent in the current window.", "agent")
 	dCallers    = desc("agent_active_callers", "Callers with error replies from the agent in the window or the baseline.", "agent")
-	dOvRate     = desc("overload_per_second", "Overload replies (503, UNAVAILABLE, AGENT_OVERLOADED) per second in the current window.", "agent")
+	dOvRate     = desc("overload_per_second", "Overload replies (503, UNAVAILABLE, AGENT_OVERLOADED) per second in the short overload window (--overload.window).", "agent")
 	dOvBase     = desc("overload_baseline_per_second", "Median overload replies per second over the baseline.", "agent")
-	dOvCallers  = desc("overload_callers", "Callers that got overload replies in the current window.", "agent")
+	dOvCallers  = desc("overload_callers", "Callers that got overload replies in the overload window.", "agent")
 	dOverloaded = desc("agent_overloaded", "Verdict: 1 when the agent is overloaded (docs/alerting.md#agent-overloaded).", "agent")
 	dQuota      = desc("quota_rejections_per_second", "Quota rejections per second in the current window, by limit/policy name (top-k per agent, rest 'other').", "agent", "limit")
 	dQuotaAll   = desc("agent_quota_rejections_per_second", "Quota rejections per second in the current window, all limits.", "agent")
 	dQCallers   = desc("quota_callers", "Callers with quota rejections in the current window.", "agent")
-	dQRising    = desc("quota_rising_callers", "Callers whose quota rejections rose above their baseline.", "agent")
+	dQRising    = desc("quota_rising_callers", "Established callers (with a past of their own) whose quota rejections rose above their baseline.", "agent")
 	dLimitLow   = desc("limit_too_low", "Verdict: 1 when quota rejections rose across most callers (docs/alerting.md#limit-too-low).", "agent")
 	dUntypedR   = desc("untyped_ratio", "Share of the agent's replies in the window with no typed reason.", "agent")
 	dUnknownR   = desc("unknown_ratio", "Share of the agent's replies in the window that cannot tell quota from crash (untyped, kind unknown or internal: bare 500, 502).", "agent")
 	dUntyped    = desc("untyped_errors", "Verdict: 1 when most replies are untyped (docs/alerting.md#untyped-errors).", "agent")
 	dRunawayN   = desc("runaway_callers", "Number of the agent's callers flagged as runaway.", "agent")
 	dStormN     = desc("retry_storm_callers", "Number of the agent's callers flagged for a retry storm.", "agent")
-	dScore      = desc("caller_runaway_score", "Flagged callers only (top-k): error rate / max(baseline median, floor).", "agent", "caller")
+	dScore      = desc("caller_runaway_score", "Flagged callers only (top-k): error rate / max(baseline, floor); by = own_baseline (its own median) or peers (the median rate of the agent's other callers now).", "agent", "caller", "by")
 	dRunaway    = desc("caller_runaway", "Verdict, flagged callers only (top-k): 1 = runaway caller (docs/alerting.md#runaway-caller).", "agent", "caller")
 	dStorm      = desc("caller_retry_storm", "Verdict, flagged callers only (top-k): 1 = retry storm for reason (docs/alerting.md#retry-storm).", "agent", "caller", "reason")
 	dStormShare = desc("caller_retry_storm_share", "Flagged callers only: share of the caller's retries that were early or carried a fresh id.", "agent", "caller", "reason")
@@ -153,7 +159,8 @@ func (m *Metrics) Fresh() (bool, time.Time) {
 // Describe implements prometheus.Collector. The verdict families are
 // described so the registry checks their names; their label sets vary.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{dUp, dDataAge, dLastOK, dStale, dWindow, dErrRate, dCallers,
+	for _, d := range []*prometheus.Desc{dUp, dDataAge, dLastOK, dStale, dWindow, dHistory, dHistoryOK,
+		dAgentsSeen, dAgentsCap, dLimitUndec, dUndecided, dErrRate, dCallers,
 		dOvRate, dOvBase, dOvCallers, dOverloaded, dQuota, dQuotaAll, dQCallers, dQRising, dLimitLow,
 		dUntypedR, dUnknownR, dUntyped, dRunawayN, dStormN, dScore, dRunaway, dStorm, dStormShare,
 		dGwPairs, dGwMangled, dGwShare, dGwVerdict, dGwRewrite, dDeadLetter, dAccepted} {
@@ -188,6 +195,10 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 
 	gauge(ch, dWindow, v.WindowSeconds)
+	gauge(ch, dHistory, v.HistorySeconds)
+	gauge(ch, dHistoryOK, b2f(v.HistorySufficient))
+	gauge(ch, dAgentsSeen, float64(v.AgentsSeen))
+	gauge(ch, dAgentsCap, float64(v.AgentsCapped))
 	for i := range v.Agents {
 		a := &v.Agents[i]
 		gauge(ch, dErrRate, a.ErrorsPerSec, a.Agent)
@@ -203,6 +214,8 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		gauge(ch, dQCallers, float64(a.QuotaCallers), a.Agent)
 		gauge(ch, dQRising, float64(a.QuotaRisingCallers), a.Agent)
 		gauge(ch, dLimitLow, b2f(a.LimitTooLow), a.Agent)
+		gauge(ch, dLimitUndec, b2f(a.LimitUndecided), a.Agent)
+		gauge(ch, dUndecided, float64(a.UndecidedCallers), a.Agent)
 		if !math.IsNaN(a.UntypedRatio) {
 			gauge(ch, dUntypedR, a.UntypedRatio, a.Agent)
 			gauge(ch, dUnknownR, a.UnknownRatio, a.Agent)
@@ -224,7 +237,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	for _, c := range v.Callers {
-		gauge(ch, dScore, c.Score, c.Agent, c.Caller)
+		gauge(ch, dScore, c.Score, c.Agent, c.Caller, c.By)
 		gauge(ch, dRunaway, b2f(c.Runaway), c.Agent, c.Caller)
 	}
 	for _, s := range v.RetryStorms {

@@ -50,7 +50,7 @@ func TestStaleVerdictsVanish(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	in.Now = now
-	m.Observe(Evaluate(&cfg, in), 10*time.Millisecond)
+	m.Observe(Evaluate(&cfg, in, nil), 10*time.Millisecond)
 	got = exported(t, reg)
 	if got["errtrail_alerter_agent_overloaded,agent=research"] != 1 || got["errtrail_alerter_clickhouse_up"] != 1 {
 		t.Fatalf("after a good evaluation: %v", got)

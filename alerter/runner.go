@@ -15,11 +15,14 @@ type Runner struct {
 	Timeout  time.Duration // per evaluation; default Interval
 	Clock    func() time.Time
 	Log      *slog.Logger
+
+	prev *Verdicts // the latest successful evaluation, for the hysteresis
 }
 
 // Once runs one evaluation and records it. It returns the verdicts, or nil
 // and the error when ClickHouse could not be read; the previous verdicts stay
-// exported until they are stale.
+// exported until they are stale. Once is not safe for concurrent use: each
+// evaluation starts from the one before (overload hysteresis).
 func (r *Runner) Once(ctx context.Context) (*Verdicts, error) {
 	clock := r.Clock
 	if clock == nil {
@@ -38,7 +41,8 @@ func (r *Runner) Once(ctx context.Context) (*Verdicts, error) {
 	in, err := r.Source.Gather(ctx, r.Config, clock())
 	var v *Verdicts
 	if err == nil {
-		v = Evaluate(r.Config, in)
+		v = Evaluate(r.Config, in, r.prev)
+		r.prev = v
 	}
 	r.Metrics.Observe(v, time.Since(start))
 	return v, err

@@ -15,6 +15,17 @@ type Verdicts struct {
 	RetryStorms    []RetryVerdict  // flagged retry storms, at most TopK
 	DeadLetters    []DeadLetterRate
 	AcceptedPerSec float64
+
+	// HistorySeconds is the baseline errtrail has data for (from the first
+	// baseline bucket with any reply); HistorySufficient says whether it
+	// reaches History.Min, so that callers may be judged against their own
+	// past.
+	HistorySeconds    float64
+	HistorySufficient bool
+
+	// AgentsSeen counts every agent evaluated; AgentsCapped those summed
+	// into OtherAgent because of TopAgents.
+	AgentsSeen, AgentsCapped int
 }
 
 // AgentVerdict holds the per-agent rates and verdicts.
@@ -24,16 +35,23 @@ type AgentVerdict struct {
 	ErrorsPerSec  float64 // all error replies in the window
 	ActiveCallers int     // callers with replies in the window or the baseline
 
-	OverloadPerSec         float64
-	OverloadBaselinePerSec float64 // median over the baseline buckets
-	OverloadCallers        int     // callers that got overload replies in the window
+	OverloadPerSec         float64 // over the short overload window (Overload.Window)
+	OverloadBaselinePerSec float64 // median over the known baseline buckets
+	OverloadCallers        int     // callers that got overload replies in the overload window
 	Overloaded             bool
 
 	QuotaPerSec        float64
 	QuotaByLimit       []LimitRate
 	QuotaCallers       int // callers with quota rejections in the window
-	QuotaRisingCallers int // callers whose quota rate rose (LimitTooLow.RiseFactor)
+	QuotaRisingCallers int // established callers whose quota rate rose (LimitTooLow.RiseFactor)
 	LimitTooLow        bool
+	// LimitUndecided: the agent has quota rejections but errtrail has too
+	// little history to say whether they rose (LimitTooLow is then false).
+	LimitUndecided bool
+	// EstablishedCallers are judged against their own past (history is
+	// sufficient); UndecidedCallers would be runaway candidates but have
+	// neither history nor enough peers to be compared with.
+	EstablishedCallers, UndecidedCallers int
 
 	// UntypedRatio is the share of replies with no typed reason (typed = 0);
 	// UnknownRatio the share that cannot tell quota from crash (untyped and
@@ -59,11 +77,18 @@ type LimitRate struct {
 type CallerVerdict struct {
 	Agent, Caller  string
 	PerMin         float64 // the caller's error replies per minute in the window
-	BaselinePerMin float64 // its baseline median, per minute
+	BaselinePerMin float64 // its baseline median (By = own) or its peers' median rate (By = peers), per minute
 	Score          float64 // PerMin / max(BaselinePerMin, Runaway.MinBaseline)
+	By             string  // ByOwnBaseline or ByPeers
 	OthersRising   float64 // share of the agent's other callers that rose too
 	Runaway        bool
 }
+
+// What a runaway caller was compared with (values of CallerVerdict.By).
+const (
+	ByOwnBaseline = "own_baseline"
+	ByPeers       = "peers"
+)
 
 // Retry storm reasons (values of the reason label).
 const (
@@ -94,49 +119,66 @@ type DeadLetterRate struct {
 	PerSec float64
 }
 
-type series struct {
-	window   int64           // sum over the window
-	baseline map[int64]int64 // bucket start -> count, baseline buckets only
-}
+// series holds one count per baseline bucket (bucket start -> count).
+type series map[int64]int64
 
-func (s *series) add(start, ws int64, n int64) {
+func (s *series) add(start, n int64) {
 	if n == 0 {
 		return
 	}
-	if start >= ws {
-		s.window += n
-		return
+	if *s == nil {
+		*s = make(series)
 	}
-	if s.baseline == nil {
-		s.baseline = make(map[int64]int64)
-	}
-	s.baseline[start] += n
+	(*s)[start] += n
 }
 
-// median returns the median of the baseline buckets, missing buckets being 0.
-func (s *series) median(buckets int) float64 {
+// median returns the median of the last `buckets` baseline buckets, missing
+// buckets being 0. The caller passes the number of known buckets (those at
+// or after the history start), so buckets before errtrail had any data are
+// not counted as zeros.
+func (s series) median(buckets int) float64 {
 	if buckets <= 0 {
 		return 0
 	}
 	vals := make([]float64, 0, buckets)
-	for _, v := range s.baseline {
+	for _, v := range s {
 		vals = append(vals, float64(v))
 	}
 	for len(vals) < buckets {
 		vals = append(vals, 0)
 	}
 	sort.Float64s(vals)
-	m := len(vals) / 2
-	if len(vals)%2 == 1 {
-		return vals[m]
+	return medianSorted(vals)
+}
+
+func medianSorted(vals []float64) float64 {
+	n := len(vals)
+	if n == 0 {
+		return 0
 	}
-	return (vals[m-1] + vals[m]) / 2
+	if n%2 == 1 {
+		return vals[n/2]
+	}
+	return (vals[n/2-1] + vals[n/2]) / 2
+}
+
+// medianWithout is the median of sorted without one element equal to x
+// (the caller's own rate, when comparing it with its peers).
+func medianWithout(sorted []float64, x float64) float64 {
+	i := sort.SearchFloat64s(sorted, x)
+	if i >= len(sorted) || sorted[i] != x {
+		return medianSorted(sorted)
+	}
+	rest := make([]float64, 0, len(sorted)-1)
+	rest = append(append(rest, sorted[:i]...), sorted[i+1:]...)
+	return medianSorted(rest)
 }
 
 type callerAgg struct {
-	caller                 string
-	total, quota, overload series
-	unknown, untyped       int64
+	caller       string
+	seen         bool // has a baseline bucket
+	total, quota series
+	w            WindowCount
 }
 
 type agentAgg struct {
@@ -144,93 +186,168 @@ type agentAgg struct {
 	overload series
 }
 
-// Evaluate computes the verdicts for in. It is pure: the same Config and
-// Input give the same Verdicts.
-func Evaluate(cfg *Config, in *Input) *Verdicts {
+// OtherAgent is the agent label under which the agents beyond
+// Config.TopAgents are summed.
+const OtherAgent = "(other)"
+
+// Evaluate computes the verdicts for in. prev is the previous evaluation's
+// verdicts (nil at start): an agent that was overloaded stays overloaded
+// until its clear condition holds (hysteresis, docs/alerting.md). It is
+// pure: the same Config, Input and prev give the same Verdicts.
+func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 	span := cfg.SpanAt(in.Now)
-	ws := span.WindowStart
 	secs := span.WindowSeconds()
 	if secs <= 0 {
 		secs = 1
 	}
-	nb := span.BaselineBuckets()
 	perMin := func(n int64) float64 { return float64(n) / secs * 60 }
 	bucketToMin := 60 / float64(span.Bucket)
 
 	agents := map[string]*agentAgg{}
-	for _, b := range in.Buckets {
-		if b.Start < span.BaselineStart || b.Start > span.End {
-			continue
-		}
-		a := agents[b.Agent]
+	caller := func(agent, name string) *callerAgg {
+		a := agents[agent]
 		if a == nil {
 			a = &agentAgg{callers: map[string]*callerAgg{}}
-			agents[b.Agent] = a
+			agents[agent] = a
 		}
-		c := a.callers[b.Caller]
+		c := a.callers[name]
 		if c == nil {
-			c = &callerAgg{caller: b.Caller}
-			a.callers[b.Caller] = c
+			c = &callerAgg{caller: name}
+			a.callers[name] = c
 		}
-		c.total.add(b.Start, ws, b.Total)
-		c.quota.add(b.Start, ws, b.Quota)
-		c.overload.add(b.Start, ws, b.Overload)
-		a.overload.add(b.Start, ws, b.Overload)
-		if b.Start >= ws {
-			c.unknown += b.Unknown
-			c.untyped += b.Untyped
+		return c
+	}
+	// The history errtrail has: from the first baseline bucket with data.
+	historyStart := span.BaselineEnd
+	for _, b := range in.Buckets {
+		if b.Start < span.BaselineStart || b.Start >= span.BaselineEnd {
+			continue
+		}
+		historyStart = min(historyStart, b.Start)
+		c := caller(b.Agent, b.Caller)
+		c.seen = true
+		c.total.add(b.Start, b.Total)
+		c.quota.add(b.Start, b.Quota)
+		agents[b.Agent].overload.add(b.Start, b.Overload)
+	}
+	for _, w := range in.Window {
+		c := caller(w.Agent, w.Caller)
+		c.w.Total += w.Total
+		c.w.Quota += w.Quota
+		c.w.Overload += w.Overload
+		c.w.Unknown += w.Unknown
+		c.w.Untyped += w.Untyped
+		c.w.OverloadRecent += w.OverloadRecent
+		c.w.OverloadClear += w.OverloadClear
+	}
+	known := int((span.BaselineEnd - historyStart) / span.Bucket)
+	v := &Verdicts{At: in.Now, WindowSeconds: secs, HistorySeconds: float64(int64(known) * span.Bucket)}
+	v.HistorySufficient = v.HistorySeconds >= cfg.History.Min.Seconds()
+
+	wasOverloaded := map[string]bool{}
+	if prev != nil {
+		for _, a := range prev.Agents {
+			if a.Overloaded {
+				wasOverloaded[a.Agent] = true
+			}
 		}
 	}
+	ovSecs := cfg.Overload.Window.Seconds()
+	clearSecs := cfg.Overload.ClearAfter.Seconds()
 
-	v := &Verdicts{At: in.Now, WindowSeconds: secs}
-	byAgent := map[string]*AgentVerdict{}
 	var runaways []CallerVerdict
 	for name, a := range agents {
 		av := AgentVerdict{Agent: name, ActiveCallers: len(a.callers),
 			UntypedRatio: math.NaN(), UnknownRatio: math.NaN()}
-		var total, quota, unknown, untyped int64
+		var total, quota, unknown, untyped, ovRecent, ovClear int64
+		// The window rates of the callers with errors in the window, for
+		// the peer comparisons.
+		var peerRates []float64
+		for _, c := range a.callers {
+			if c.w.Total > 0 {
+				peerRates = append(peerRates, perMin(c.w.Total))
+			}
+		}
+		sort.Float64s(peerRates)
+
 		type callerScore struct {
 			c            *callerAgg
 			perMin, base float64
 			score        float64
+			by           string
 			rising       bool
 		}
 		scores := make([]callerScore, 0, len(a.callers))
 		for _, c := range a.callers {
-			total += c.total.window
-			quota += c.quota.window
-			unknown += c.unknown
-			untyped += c.untyped
-			if c.overload.window > 0 {
+			total += c.w.Total
+			quota += c.w.Quota
+			unknown += c.w.Unknown
+			untyped += c.w.Untyped
+			ovRecent += c.w.OverloadRecent
+			ovClear += c.w.OverloadClear
+			if c.w.OverloadRecent > 0 {
 				av.OverloadCallers++
 			}
-			if c.quota.window > 0 {
+			if c.w.Quota > 0 {
 				av.QuotaCallers++
 			}
+			// Enough history: the caller is judged against its own past,
+			// its empty buckets in that history being zeros.
+			established := v.HistorySufficient
+			if established {
+				av.EstablishedCallers++
+			}
 			// Limit too low: this caller's quota rejections rose.
-			qRate := perMin(c.quota.window)
-			qBase := math.Max(c.quota.median(nb)*bucketToMin, cfg.Runaway.MinBaseline)
-			if qRate >= cfg.LimitTooLow.MinPerMin && qRate >= cfg.LimitTooLow.RiseFactor*qBase {
+			qRate := perMin(c.w.Quota)
+			qBase := math.Max(c.quota.median(known)*bucketToMin, cfg.Runaway.MinBaseline)
+			if established && qRate >= cfg.LimitTooLow.MinPerMin && qRate >= cfg.LimitTooLow.RiseFactor*qBase {
 				av.QuotaRisingCallers++
 			}
 			// Runaway: this caller's errors rose.
-			r := perMin(c.total.window)
-			base := c.total.median(nb) * bucketToMin
-			sc := r / math.Max(base, cfg.Runaway.MinBaseline)
-			scores = append(scores, callerScore{c: c, perMin: r, base: base, score: sc,
-				rising: sc >= cfg.Runaway.RiseFactor && r >= cfg.Runaway.RiseMinPerMin})
+			r := perMin(c.w.Total)
+			base := c.total.median(known) * bucketToMin
+			own := r / math.Max(base, cfg.Runaway.MinBaseline)
+			s := callerScore{c: c, perMin: r, base: base, score: own, by: ByOwnBaseline,
+				rising: established && own >= cfg.Runaway.RiseFactor && r >= cfg.Runaway.RiseMinPerMin}
+			// Without history, or without a past of its own in it (a new
+			// caller, or one that had no errors at all), a rise from nothing
+			// must also stand out from the agent's other callers now.
+			if (!established || !c.seen) && r >= cfg.Runaway.MinPerMin {
+				peers := len(peerRates)
+				if c.w.Total > 0 {
+					peers-- // c itself
+				}
+				switch {
+				case peers >= cfg.History.MinPeers:
+					// No past of its own to rise from: it must stand out
+					// from the callers of the same agent right now.
+					pm := medianWithout(peerRates, r)
+					peer := r / math.Max(pm, cfg.Runaway.MinBaseline)
+					s.base, s.by = pm, ByPeers
+					if peer < s.score || !v.HistorySufficient {
+						s.score = peer
+					}
+				case !v.HistorySufficient:
+					// Neither a past nor peers: nothing can be claimed.
+					av.UndecidedCallers++
+					s.score = 0
+				}
+			}
+			scores = append(scores, s)
 		}
 		av.ErrorsPerSec = float64(total) / secs
 		av.QuotaPerSec = float64(quota) / secs
-		av.OverloadPerSec = float64(a.overload.window) / secs
-		av.OverloadBaselinePerSec = a.overload.median(nb) / float64(span.Bucket)
+		av.OverloadPerSec = float64(ovRecent) / ovSecs
+		av.OverloadBaselinePerSec = a.overload.median(known) / float64(span.Bucket)
 		if total > 0 {
 			av.UntypedRatio = float64(untyped) / float64(total)
 			av.UnknownRatio = float64(unknown) / float64(total)
 		}
 
 		// Agent overloaded: overload replies well above the agent's own
-		// baseline, above an absolute floor, and spread over callers.
+		// baseline, above an absolute floor, and spread over callers, in the
+		// short overload window. Once overloaded, it holds until the rate
+		// over the clear window falls below half the floor.
 		minCallers := cfg.Overload.MinCallers
 		if av.ActiveCallers < minCallers {
 			minCallers = av.ActiveCallers
@@ -238,20 +355,24 @@ func Evaluate(cfg *Config, in *Input) *Verdicts {
 		if minCallers < 1 {
 			minCallers = 1
 		}
-		av.Overloaded = av.OverloadPerSec >= cfg.Overload.MinPerSec &&
+		fire := av.OverloadPerSec >= cfg.Overload.MinPerSec &&
 			av.OverloadPerSec >= cfg.Overload.Factor*av.OverloadBaselinePerSec &&
 			av.OverloadCallers >= minCallers
+		hold := wasOverloaded[name] && float64(ovClear)/clearSecs >= cfg.Overload.MinPerSec/2
+		av.Overloaded = fire || hold
 
-		// Limit too low: quota rejections rose for most callers at once.
+		// Limit too low: quota rejections rose for most established callers
+		// at once. Without enough history it is not claimed.
+		av.LimitUndecided = !v.HistorySufficient && av.QuotaCallers > 0
 		av.LimitTooLow = av.QuotaRisingCallers >= cfg.LimitTooLow.MinCallers &&
-			float64(av.QuotaRisingCallers) >= cfg.LimitTooLow.MinShare*float64(av.ActiveCallers)
+			float64(av.QuotaRisingCallers) >= cfg.LimitTooLow.MinShare*float64(av.EstablishedCallers)
 
 		// Untyped: most replies cannot tell quota from crash.
 		av.Untyped = unknown >= cfg.Untyped.MinCount && total > 0 &&
 			float64(unknown)/float64(total) >= cfg.Untyped.MinShare
 
-		// Runaway: one caller far above its own baseline while the others
-		// did not rise.
+		// Runaway: one caller far above its own baseline (or, without one,
+		// its peers) while the others did not rise.
 		rising := 0
 		for _, s := range scores {
 			if s.rising {
@@ -276,12 +397,13 @@ func Evaluate(cfg *Config, in *Input) *Verdicts {
 			}
 			av.RunawayCallers++
 			runaways = append(runaways, CallerVerdict{Agent: name, Caller: s.c.caller,
-				PerMin: s.perMin, BaselinePerMin: s.base, Score: s.score,
+				PerMin: s.perMin, BaselinePerMin: s.base, Score: s.score, By: s.by,
 				OthersRising: share, Runaway: true})
 		}
 		v.Agents = append(v.Agents, av)
 	}
 	sort.Slice(v.Agents, func(i, j int) bool { return v.Agents[i].Agent < v.Agents[j].Agent })
+	byAgent := map[string]*AgentVerdict{}
 	for i := range v.Agents {
 		byAgent[v.Agents[i].Agent] = &v.Agents[i]
 	}
@@ -400,5 +522,6 @@ func Evaluate(cfg *Config, in *Input) *Verdicts {
 	sort.Slice(v.DeadLetters, func(i, j int) bool { return v.DeadLetters[i].Reason < v.DeadLetters[j].Reason })
 	v.AcceptedPerSec = float64(in.Accepted) / secs
 	sort.Slice(v.Agents, func(i, j int) bool { return v.Agents[i].Agent < v.Agents[j].Agent })
+	capAgents(cfg, v)
 	return v
 }

@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// now is a fixed evaluation time 30 s into a minute, so the default current
-// window (1m) covers the previous full minute and 30 s of this one: 90 s.
+// now is a fixed evaluation time 30 s into a minute. The default current
+// window is the 60 s before it; the baseline is the 60 whole minutes that end
+// where the previous minute begins (minutes -61..-2).
 var now = time.Unix(1764489630, 0)
 
 // minute returns the start of the bucket offset minutes from now's bucket
@@ -31,10 +32,20 @@ func history(in *Input, agent, caller string, c counts) {
 	}
 }
 
-// current puts c in each of the two buckets of the current window.
+// current puts c in the current window (60 s), spread evenly: the short
+// overload windows (30 s, 20 s) hold their share of its overload replies.
 func current(in *Input, agent, caller string, c counts) {
-	put(in, agent, caller, -1, c)
-	put(in, agent, caller, 0, c)
+	in.Window = append(in.Window, WindowCount{Agent: agent, Caller: caller,
+		Total: c.total, Quota: c.quota, Overload: c.overload, Unknown: c.unknown, Untyped: c.untyped,
+		OverloadRecent: c.overload / 2, OverloadClear: c.overload / 3})
+}
+
+// since gives caller c per minute in each baseline minute from -from to -2:
+// a deployment (or caller) that started from minutes ago.
+func since(in *Input, agent, caller string, from int, c counts) {
+	for m := -from; m <= -2; m++ {
+		put(in, agent, caller, m, c)
+	}
 }
 
 func put(in *Input, agent, caller string, m int, c counts) {
@@ -49,7 +60,7 @@ func eval(t *testing.T, in *Input) *Verdicts {
 		t.Fatal(err)
 	}
 	in.Now = now
-	return Evaluate(&cfg, in)
+	return Evaluate(&cfg, in, nil)
 }
 
 func agent(t *testing.T, v *Verdicts, name string) AgentVerdict {
@@ -74,19 +85,19 @@ func callers(n int) []string {
 func TestSpan(t *testing.T) {
 	cfg := DefaultConfig()
 	s := cfg.SpanAt(now)
-	if got, want := s.WindowStart, minute(-1); got != want {
+	if got, want := s.WindowStart, now.Unix()-60; got != want {
 		t.Errorf("WindowStart = %d; want %d", got, want)
 	}
-	if got := s.WindowSeconds(); got != 90 {
-		t.Errorf("WindowSeconds = %v; want 90", got)
+	if got := s.WindowSeconds(); got != 60 {
+		t.Errorf("WindowSeconds = %v; want 60 (exactly the window, not to a bucket boundary)", got)
 	}
-	if got := s.BaselineBuckets(); got != 60 {
-		t.Errorf("BaselineBuckets = %d; want 60", got)
+	if got := s.BaselineBuckets(); got != 60 || s.BaselineEnd != minute(-1) {
+		t.Errorf("BaselineBuckets = %d, BaselineEnd %d; want 60 ending at %d", got, s.BaselineEnd, minute(-1))
 	}
 	cfg.Bucket, cfg.Window, cfg.Baseline = 5*time.Second, 20*time.Second, 2*time.Minute
-	s = cfg.SpanAt(time.Unix(1000, 0))
-	if s.WindowStart != 980 || s.BaselineStart != 860 || s.BaselineBuckets() != 24 {
-		t.Errorf("5s span = %+v; want WindowStart 980, BaselineStart 860, 24 buckets", s)
+	s = cfg.SpanAt(time.Unix(1002, 0))
+	if s.WindowStart != 982 || s.BaselineEnd != 980 || s.BaselineStart != 860 || s.BaselineBuckets() != 24 {
+		t.Errorf("5s span = %+v; want WindowStart 982, BaselineEnd 980, BaselineStart 860, 24 buckets", s)
 	}
 }
 
@@ -122,7 +133,7 @@ func TestOverloaded(t *testing.T) {
 		}, false},
 		{"503s below the absolute floor", func(in *Input) {
 			for _, c := range callers(3) {
-				put(in, "research", c, 0, ov(3)) // 9 in 90 s = 0.1/s
+				current(in, "research", c, ov(2)) // 3 in the 30 s overload window = 0.1/s
 			}
 		}, false},
 		{"an agent with one caller, all 503", func(in *Input) {
@@ -179,7 +190,7 @@ func TestRunaway(t *testing.T) {
 		for _, c := range callers(4) {
 			history(in, "research", c, q(0))
 		}
-		put(in, "research", "caller-1", -1, q(20)) // 20 in 90 s = 13/min, 13x the floor baseline
+		current(in, "research", "caller-1", q(13)) // 13/min, 13x the floor baseline
 		v := eval(t, in)
 		if len(v.Callers) != 0 {
 			t.Errorf("Callers = %+v; want none", v.Callers)
@@ -240,7 +251,7 @@ func TestLimitTooLow(t *testing.T) {
 		for _, c := range callers(3) {
 			history(in, "research", c, q(0))
 		}
-		put(in, "research", "orchestrator-7", 0, q(20))
+		current(in, "research", "orchestrator-7", q(20))
 		v := eval(t, in)
 		a := agent(t, v, "research")
 		if a.LimitTooLow || a.Overloaded || len(v.Callers) != 0 || a.Untyped {
@@ -280,7 +291,7 @@ func TestUntyped(t *testing.T) {
 		t.Errorf("bare429: %+v; want a 429 without body to be quota, not untyped (untyped ratio 1)", a)
 	}
 	in = &Input{}
-	put(in, "quiet", "c1", -10, bare500(5))
+	history(in, "quiet", "c1", bare500(5))
 	if a := agent(t, eval(t, in), "quiet"); !math.IsNaN(a.UntypedRatio) {
 		t.Errorf("no replies in the window: UntypedRatio = %v; want NaN (unknown, not 0)", a.UntypedRatio)
 	}
@@ -339,7 +350,7 @@ func TestQuotaByLimit(t *testing.T) {
 	if last := a.QuotaByLimit[len(a.QuotaByLimit)-1]; last.Limit != "other" {
 		t.Errorf("last = %+v; want other", last)
 	}
-	if a.QuotaByLimit[0].Limit != "l0" || a.QuotaByLimit[0].PerSec != 1 {
-		t.Errorf("first = %+v; want l0 at 1/s", a.QuotaByLimit[0])
+	if a.QuotaByLimit[0].Limit != "l0" || a.QuotaByLimit[0].PerSec != 1.5 {
+		t.Errorf("first = %+v; want l0 at 1.5/s (90 in 60 s)", a.QuotaByLimit[0])
 	}
 }

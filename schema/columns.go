@@ -218,6 +218,20 @@ var errors1mSums = []col{
 	{"untyped_5xx", "UInt64", false, 0},
 }
 
+// callers1mColumns are the columns of callers_1m (migration 005), a
+// contract with the alerter.
+var callers1mColumns = []col{
+	{"minute", "DateTime", false, codecTime},
+	{"agent", "String", true, 0},
+	{"caller", "String", true, 0},
+	{"source_kind", "String", true, 0},
+	{"n", "UInt64", false, 0},
+	{"quota", "UInt64", false, 0},
+	{"overload", "UInt64", false, 0},
+	{"cannot_tell", "UInt64", false, 0},
+	{"untyped", "UInt64", false, 0},
+}
+
 var outcomesColumns = []col{
 	{"minute", "DateTime", false, codecTime},
 	{"kafka_topic", "String", true, 0},

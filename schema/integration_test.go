@@ -118,12 +118,12 @@ func count(t *testing.T, conn driver.Conn, query string, args ...any) uint64 {
 func TestMigrateIsIdempotent(t *testing.T) {
 	conn, opts, v := openDB(t)
 	first := migrate(t, conn, opts)
-	if fmt.Sprint(first.Applied) != "[1 2 3 4]" || first.Server != v {
-		t.Fatalf("first Migrate: %+v; want versions 1-4 applied", first)
+	if fmt.Sprint(first.Applied) != "[1 2 3 4 5]" || first.Server != v {
+		t.Fatalf("first Migrate: %+v; want versions 1-5 applied", first)
 	}
 	second := migrate(t, conn, opts)
-	if len(second.Applied) != 0 || fmt.Sprint(second.Current) != "[1 2 3 4]" {
-		t.Fatalf("second Migrate: %+v; want nothing applied, 1-4 current", second)
+	if len(second.Applied) != 0 || fmt.Sprint(second.Current) != "[1 2 3 4 5]" {
+		t.Fatalf("second Migrate: %+v; want nothing applied, 1-5 current", second)
 	}
 	// Run every statement once more by hand: IF NOT EXISTS makes each a no-op.
 	for _, m := range Render(v, opts) {
@@ -133,11 +133,11 @@ func TestMigrateIsIdempotent(t *testing.T) {
 			}
 		}
 	}
-	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".schema_migrations FINAL"); n != 4 {
-		t.Errorf("schema_migrations has %d rows; want 4", n)
+	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".schema_migrations FINAL"); n != 5 {
+		t.Errorf("schema_migrations has %d rows; want 5", n)
 	}
-	want := []string{"dead_letter", "error_lookup", "errors", "errors_1m", "ingest_progress", "landing",
-		"mv1_errors", "mv2_dead_letter", "mv3_error_lookup", "mv4_errors_1m", "mv5_outcomes_1m",
+	want := []string{"callers_1m", "dead_letter", "error_lookup", "errors", "errors_1m", "ingest_progress", "landing",
+		"mv1_errors", "mv2_dead_letter", "mv3_error_lookup", "mv4_errors_1m", "mv5_outcomes_1m", "mv6_callers_1m",
 		"mv9_ingest_progress", "outcomes_1m", "schema_migrations"}
 	var got []string
 	rows, err := conn.Query(context.Background(), "SELECT name FROM system.tables WHERE database = ? ORDER BY name", opts.Database)

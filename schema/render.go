@@ -18,6 +18,7 @@ const (
 	TableErrors1m       = "errors_1m"
 	TableOutcomes1m     = "outcomes_1m"
 	TableIngestProgress = "ingest_progress"
+	TableCallers1m      = "callers_1m"
 	TableMigrations     = "schema_migrations"
 )
 
@@ -118,6 +119,7 @@ func (r *renderer) migrations() []Migration {
 		{Version: 2, Name: "error_lookup", Statements: r.m002()},
 		{Version: 3, Name: "errors_1m and outcomes_1m rollups", Statements: r.m003()},
 		{Version: 4, Name: "ingest_progress", Statements: r.m004()},
+		{Version: 5, Name: "callers_1m rollup", Statements: r.m005()},
 	}
 }
 
@@ -454,6 +456,47 @@ func (r *renderer) m004() []string {
 			"    max(ingested_at) AS updated_at\n"+
 			"FROM "+r.q(r.local(TableLanding))+"\n"+
 			"GROUP BY kafka_topic, kafka_partition"))
+}
+
+// CannotTellExpr selects the error replies that cannot tell a quota from a
+// crash: no typed reason, and a kind that only says the agent failed (a bare
+// 500, a JSON-RPC -32603 without data, an untyped gRPC INTERNAL) or nothing
+// at all (a bare 502). A bare 429 or 503 tells by its status. An untyped
+// gRPC RESOURCE_EXHAUSTED is left out: gRPC libraries raise it locally (a
+// message over the size limit), so it is the caller's non-retryable error,
+// not a reply the agent failed to type (docs/alerting.md, "Untyped errors").
+// The alerter uses it on the raw errors table; callers_1m counts it.
+const CannotTellExpr = "typed = 0 AND kind IN ('unknown', 'internal') AND grpc_status != 'RESOURCE_EXHAUSTED'"
+
+// m005 is the rollup the alerter's baselines read: one row per agent,
+// minute, caller and observer kind, with the counts of every verdict as
+// columns. Keyed by source_kind so that a request reported by both the
+// agent and a gateway in front of it can be counted once (the alerter takes
+// the larger count of the two kinds), and small enough that an hour of
+// 100 agents x 10,000 callers reads in well under a second
+// (docs/performance.md, "Alerter").
+func (r *renderer) m005() []string {
+	out := r.createTable(table{
+		name: TableCallers1m, viewTarget: true, cols: callers1mColumns,
+		engine: "SummingMergeTree", args: "(n, quota, overload, cannot_tell, untyped)",
+		partition: "toYYYYMMDD(minute)",
+		orderBy:   "(minute, agent, caller, source_kind)",
+		ttl:       "minute", ttlDays: r.o.RollupRetentionDays,
+	})
+	return append(out, r.view("mv6_callers_1m", TableCallers1m,
+		"SELECT\n"+
+			"    toStartOfMinute(observed_at) AS minute,\n"+
+			"    agent,\n"+
+			"    caller,\n"+
+			"    source_kind,\n"+
+			"    count() AS n,\n"+
+			"    countIf(kind = 'quota') AS quota,\n"+
+			"    countIf(kind = 'overload') AS overload,\n"+
+			"    countIf("+CannotTellExpr+") AS cannot_tell,\n"+
+			"    countIf(typed = 0) AS untyped\n"+
+			"FROM "+r.q(r.local(TableLanding))+"\n"+
+			"WHERE dead = 0\n"+
+			"GROUP BY minute, agent, caller, source_kind"))
 }
 
 // SQL returns the migrations as one script: each statement ends with ";",

@@ -496,3 +496,49 @@ SELECT
 FROM errtrail.landing_local
 GROUP BY kafka_topic, kafka_partition;
 
+-- 005 callers_1m rollup (checksum e216b3934b5ac35879f7c503cf7c27e6c30f40a25453b516face5efcc399f372)
+CREATE TABLE IF NOT EXISTS errtrail.callers_1m_local ON CLUSTER errtrail_cluster
+(
+    minute DateTime,
+    agent String,
+    caller String,
+    source_kind String,
+    n UInt64,
+    quota UInt64,
+    overload UInt64,
+    cannot_tell UInt64,
+    untyped UInt64
+)
+ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/errtrail/callers_1m_local', '{replica}', (n, quota, overload, cannot_tell, untyped))
+PARTITION BY toYYYYMMDD(minute)
+ORDER BY (minute, agent, caller, source_kind);
+
+CREATE TABLE IF NOT EXISTS errtrail.callers_1m ON CLUSTER errtrail_cluster
+(
+    minute DateTime,
+    agent String,
+    caller String,
+    source_kind String,
+    n UInt64,
+    quota UInt64,
+    overload UInt64,
+    cannot_tell UInt64,
+    untyped UInt64
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, callers_1m_local, rand());
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv6_callers_1m ON CLUSTER errtrail_cluster TO errtrail.callers_1m_local AS
+SELECT
+    toStartOfMinute(observed_at) AS minute,
+    agent,
+    caller,
+    source_kind,
+    count() AS n,
+    countIf(kind = 'quota') AS quota,
+    countIf(kind = 'overload') AS overload,
+    countIf(typed = 0 AND kind IN ('unknown', 'internal') AND grpc_status != 'RESOURCE_EXHAUSTED') AS cannot_tell,
+    countIf(typed = 0) AS untyped
+FROM errtrail.landing_local
+WHERE dead = 0
+GROUP BY minute, agent, caller, source_kind;
+

@@ -326,3 +326,35 @@ SELECT
 FROM errtrail.landing
 GROUP BY kafka_topic, kafka_partition;
 
+-- 005 callers_1m rollup (checksum e13eb2053f68a0f0a42133ffe32370abeda99795bc5d642ed8a0ccdbc85ece82)
+CREATE TABLE IF NOT EXISTS errtrail.callers_1m
+(
+    minute DateTime,
+    agent String,
+    caller String,
+    source_kind String,
+    n UInt64,
+    quota UInt64,
+    overload UInt64,
+    cannot_tell UInt64,
+    untyped UInt64
+)
+ENGINE = SummingMergeTree((n, quota, overload, cannot_tell, untyped))
+PARTITION BY toYYYYMMDD(minute)
+ORDER BY (minute, agent, caller, source_kind);
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv6_callers_1m TO errtrail.callers_1m AS
+SELECT
+    toStartOfMinute(observed_at) AS minute,
+    agent,
+    caller,
+    source_kind,
+    count() AS n,
+    countIf(kind = 'quota') AS quota,
+    countIf(kind = 'overload') AS overload,
+    countIf(typed = 0 AND kind IN ('unknown', 'internal') AND grpc_status != 'RESOURCE_EXHAUSTED') AS cannot_tell,
+    countIf(typed = 0) AS untyped
+FROM errtrail.landing
+WHERE dead = 0
+GROUP BY minute, agent, caller, source_kind;
+

@@ -505,3 +505,50 @@ SELECT
 FROM errtrail.landing_local
 GROUP BY kafka_topic, kafka_partition;
 
+-- 005 callers_1m rollup (checksum 858f8f9b3ba5fd64c433f5cda1c16f79468b6fd881963b5f2dfd2d3b02f666ae)
+CREATE TABLE IF NOT EXISTS errtrail.callers_1m_local ON CLUSTER errtrail_cluster
+(
+    minute DateTime CODEC(DoubleDelta, ZSTD(1)),
+    agent LowCardinality(String),
+    caller LowCardinality(String),
+    source_kind LowCardinality(String),
+    n UInt64,
+    quota UInt64,
+    overload UInt64,
+    cannot_tell UInt64,
+    untyped UInt64
+)
+ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/errtrail/callers_1m_local', '{replica}', (n, quota, overload, cannot_tell, untyped))
+PARTITION BY toYYYYMMDD(minute)
+ORDER BY (minute, agent, caller, source_kind)
+TTL minute + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS errtrail.callers_1m ON CLUSTER errtrail_cluster
+(
+    minute DateTime,
+    agent LowCardinality(String),
+    caller LowCardinality(String),
+    source_kind LowCardinality(String),
+    n UInt64,
+    quota UInt64,
+    overload UInt64,
+    cannot_tell UInt64,
+    untyped UInt64
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, callers_1m_local, rand());
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv6_callers_1m ON CLUSTER errtrail_cluster TO errtrail.callers_1m_local AS
+SELECT
+    toStartOfMinute(observed_at) AS minute,
+    agent,
+    caller,
+    source_kind,
+    count() AS n,
+    countIf(kind = 'quota') AS quota,
+    countIf(kind = 'overload') AS overload,
+    countIf(typed = 0 AND kind IN ('unknown', 'internal') AND grpc_status != 'RESOURCE_EXHAUSTED') AS cannot_tell,
+    countIf(typed = 0) AS untyped
+FROM errtrail.landing_local
+WHERE dead = 0
+GROUP BY minute, agent, caller, source_kind;
+

@@ -339,3 +339,37 @@ SELECT
 FROM errtrail.landing
 GROUP BY kafka_topic, kafka_partition;
 
+-- 005 callers_1m rollup (checksum 99ddbbc4f4f6bdd5056da8de94329d9dabc67bd2576d99d2bb61537cab4c702b)
+CREATE TABLE IF NOT EXISTS errtrail.callers_1m
+(
+    minute DateTime CODEC(DoubleDelta, ZSTD(1)),
+    agent LowCardinality(String),
+    caller LowCardinality(String),
+    source_kind LowCardinality(String),
+    n UInt64,
+    quota UInt64,
+    overload UInt64,
+    cannot_tell UInt64,
+    untyped UInt64
+)
+ENGINE = SummingMergeTree((n, quota, overload, cannot_tell, untyped))
+PARTITION BY toYYYYMMDD(minute)
+ORDER BY (minute, agent, caller, source_kind)
+TTL minute + INTERVAL 90 DAY
+SETTINGS non_replicated_deduplication_window = 1000;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv6_callers_1m TO errtrail.callers_1m AS
+SELECT
+    toStartOfMinute(observed_at) AS minute,
+    agent,
+    caller,
+    source_kind,
+    count() AS n,
+    countIf(kind = 'quota') AS quota,
+    countIf(kind = 'overload') AS overload,
+    countIf(typed = 0 AND kind IN ('unknown', 'internal') AND grpc_status != 'RESOURCE_EXHAUSTED') AS cannot_tell,
+    countIf(typed = 0) AS untyped
+FROM errtrail.landing
+WHERE dead = 0
+GROUP BY minute, agent, caller, source_kind;
+

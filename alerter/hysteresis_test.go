@@ -1,0 +1,89 @@
+package alerter
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestOverloadHysteresis: the overload verdict fires on the short window,
+// holds while overload replies keep coming (a fault that comes and goes),
+// and clears once the clear window is quiet.
+func TestOverloadHysteresis(t *testing.T) {
+	cfg := DefaultConfig()
+	overloaded := func(prev *Verdicts, recent, clear int64) *Verdicts {
+		in := &Input{Now: now}
+		for _, c := range callers(4) {
+			history(in, "research", c, q(1))
+			in.Window = append(in.Window, WindowCount{Agent: "research", Caller: c,
+				Total: recent + 5, Overload: recent, OverloadRecent: recent, OverloadClear: clear})
+		}
+		return Evaluate(&cfg, in, prev)
+	}
+	state := func(v *Verdicts) bool { return agent(t, v, "research").Overloaded }
+
+	fired := overloaded(nil, 10, 8) // 40 in 30 s across 4 callers
+	if !state(fired) {
+		t.Fatal("not overloaded at 40 overload replies in 30 s across 4 callers")
+	}
+	// Below the firing floor (0.2/s over 30 s = 6) but still 0.1/s or more
+	// over the 20 s clear window: a firing verdict holds, a new one does not
+	// start.
+	if v := overloaded(fired, 1, 1); !state(v) {
+		t.Error("a firing overload cleared while 4 overload replies in 20 s kept coming (want it to hold)")
+	}
+	if v := overloaded(nil, 1, 1); state(v) {
+		t.Error("overloaded from 4 replies in 30 s without a previous verdict (want the firing floor to apply)")
+	}
+	// Quiet clear window: it clears at once, whatever came before.
+	if v := overloaded(fired, 1, 0); state(v) {
+		t.Error("still overloaded with no overload reply in the clear window")
+	}
+	// The hold is per agent: another agent's page does not hold this one.
+	other := &Verdicts{Agents: []AgentVerdict{{Agent: "billing", Overloaded: true}}}
+	if v := overloaded(other, 1, 1); state(v) {
+		t.Error("held by another agent's verdict")
+	}
+}
+
+// TestAgentCap: past TopAgents, agents with a verdict stay, then the
+// busiest; the rest are summed into OtherAgent, whose verdicts are all false.
+func TestAgentCap(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.TopAgents = 5
+	in := &Input{Now: now}
+	for i := 0; i < 20; i++ {
+		a := fmt.Sprintf("agent-%02d", i)
+		history(in, a, "c1", q(1))
+		current(in, a, "c1", q(int64(i+1)))
+	}
+	// Two quiet agents with a verdict: untyped replies.
+	for _, a := range []string{"quiet-bare-1", "quiet-bare-2"} {
+		current(in, a, "c1", bare500(25))
+	}
+	v := Evaluate(&cfg, in, nil)
+	if v.AgentsSeen != 22 || len(v.Agents) != 5 || v.AgentsCapped != 18 {
+		t.Fatalf("seen %d, exported %d, capped %d; want 22, 5, 18", v.AgentsSeen, len(v.Agents), v.AgentsCapped)
+	}
+	names := map[string]AgentVerdict{}
+	for _, a := range v.Agents {
+		names[a.Agent] = a
+	}
+	for _, want := range []string{"quiet-bare-1", "quiet-bare-2", "agent-19", "agent-18", OtherAgent} {
+		if _, ok := names[want]; !ok {
+			t.Errorf("agent %s not exported; got %v", want, v.Agents)
+		}
+	}
+	o := names[OtherAgent]
+	if o.flagged() {
+		t.Errorf("%s carries a verdict: %+v", OtherAgent, o)
+	}
+	// Sum of the 18 capped agents' rates: (1+...+18) per 60 s.
+	if want := float64(18*19/2) / 60; o.ErrorsPerSec < want-1e-9 || o.ErrorsPerSec > want+1e-9 {
+		t.Errorf("%s ErrorsPerSec = %v; want %v", OtherAgent, o.ErrorsPerSec, want)
+	}
+	// No cap needed: nothing is summed.
+	cfg.TopAgents = 200
+	if v := Evaluate(&cfg, in, nil); v.AgentsCapped != 0 || len(v.Agents) != 22 {
+		t.Errorf("under the cap: capped %d, exported %d; want 0, 22", v.AgentsCapped, len(v.Agents))
+	}
+}
