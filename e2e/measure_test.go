@@ -235,7 +235,7 @@ FROM (SELECT number + %[2]d AS num, intDiv(num, 3) AS m, cityHash64(m) %% 10 AS 
 				t.Fatal(err)
 			}
 			gathered := time.Since(t0)
-			v := alerter.Evaluate(&cfg, in)
+			v := alerter.Evaluate(&cfg, in, nil)
 			total := time.Since(t0)
 			time.Sleep(1100 * time.Millisecond) // nothing else starts in the evaluation's last second
 

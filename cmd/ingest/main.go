@@ -27,6 +27,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/errtrail/errtrail/ingest"
 	"github.com/errtrail/errtrail/internal/chdial"
+	"github.com/errtrail/errtrail/internal/cliflags"
 	"github.com/errtrail/errtrail/internal/decodecli"
 	"github.com/errtrail/errtrail/internal/redactkey"
 	"github.com/errtrail/errtrail/parse"
@@ -80,12 +81,12 @@ func heartbeatInterval(session time.Duration) time.Duration {
 // options holds every flag of run and migrate.
 type options struct {
 	brokers, topic, group        *string
-	kafkaTLS                     tlsFlags
+	kafkaTLS                     cliflags.TLS
 	saslMech, saslUser, saslPass *string
 	sessionTimeout               *time.Duration
 	chAddr, chDB, chUser, chPass *string
 	chCluster                    *string
-	chTLS                        tlsFlags
+	chTLS                        cliflags.TLS
 	rows, bytes                  *int
 	wait                         *time.Duration
 	insertTimeout, backoffMax    *time.Duration
@@ -100,18 +101,18 @@ type options struct {
 	pprof                        *bool
 	print                        *bool
 	redactKey                    *string
-	resolve                      func() // fills secrets from the environment after Parse
+	resolve                      func() error // fills secrets from the environment after Parse
 }
 
 func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs := flag.NewFlagSet("ingest "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	e := envFlags{fs: fs, secrets: new([]secretFlag)}
+	e := cliflags.New(fs)
 	o := &options{
 		brokers:        e.String("kafka.brokers", "ERRTRAIL_KAFKA_BROKERS", "127.0.0.1:19092", "Kafka bootstrap brokers, comma-separated"),
 		topic:          e.String("kafka.topic", "ERRTRAIL_KAFKA_TOPIC", "errtrail.replies", "topic to consume; a comma-separated list consumes several in one group"),
 		group:          e.String("kafka.group", "ERRTRAIL_KAFKA_GROUP", "errtrail-ingest", "consumer group id"),
-		kafkaTLS:       newTLSFlags(e, "kafka", "ERRTRAIL_KAFKA", "Kafka"),
+		kafkaTLS:       e.TLS("kafka", "ERRTRAIL_KAFKA", "Kafka"),
 		sessionTimeout: e.Duration("kafka.session-timeout", "ERRTRAIL_KAFKA_SESSION_TIMEOUT", defaultSessionTimeout, "consumer group session timeout: how long a crashed member keeps its partitions before a replacement takes over; heartbeats go every sixth of it. Longer rides out longer stalls (a paused VM, a network blip) without a rebalance, shorter takes over sooner; the broker rejects values below its group.min.session.timeout.ms (6s by default)"),
 		saslMech:       e.String("kafka.sasl.mechanism", "ERRTRAIL_KAFKA_SASL_MECHANISM", "", "SASL mechanism: plain, scram-sha-256 or scram-sha-512 (empty: no SASL)"),
 		saslUser:       e.String("kafka.sasl.username", "ERRTRAIL_KAFKA_SASL_USERNAME", "", "SASL user name"),
@@ -122,7 +123,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 		chUser:    e.String("clickhouse.user", "ERRTRAIL_CLICKHOUSE_USER", "default", "ClickHouse user"),
 		chPass:    e.Secret("clickhouse.password", "ERRTRAIL_CLICKHOUSE_PASSWORD", "ClickHouse password (never logged; prefer the env variable)"),
 		chCluster: e.String("clickhouse.cluster", "ERRTRAIL_CLICKHOUSE_CLUSTER", "", "render ON CLUSTER / Replicated* DDL for this cluster (docs/schema.md)"),
-		chTLS:     newTLSFlags(e, "clickhouse", "ERRTRAIL_CLICKHOUSE", "ClickHouse"),
+		chTLS:     e.TLS("clickhouse", "ERRTRAIL_CLICKHOUSE", "ClickHouse"),
 
 		rows:           e.Int("batch.rows", "ERRTRAIL_BATCH_ROWS", 50000, "cut a batch at this many messages"),
 		bytes:          e.Int("batch.bytes", "ERRTRAIL_BATCH_BYTES", 64<<20, "cut a batch at this many message bytes (with ~1 KiB events, --batch.rows cuts first)"),
@@ -147,7 +148,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	if name == "migrate" {
 		o.print = fs.Bool("print", false, "print the DDL for the connected server instead of applying it")
 	}
-	o.resolve = e.resolveSecrets
+	o.resolve = e.Resolve
 	return fs, o
 }
 
@@ -195,12 +196,12 @@ func (o *options) schemaOptions() schema.Options {
 // connectClickHouse opens a native-protocol pool with LZ4 compression (the
 // only combination that works with every supported server, 18.16 included).
 func connectClickHouse(ctx context.Context, o *options) (driver.Conn, error) {
-	tc, err := o.chTLS.config()
+	tc, err := o.chTLS.Config()
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse TLS: %w", err)
 	}
 	conn, err := clickhouse.Open(&clickhouse.Options{
-		Addr:     splitList(*o.chAddr),
+		Addr:     cliflags.SplitList(*o.chAddr),
 		Protocol: clickhouse.Native,
 		Auth:     clickhouse.Auth{Database: "default", Username: *o.chUser, Password: *o.chPass},
 		// chdial does TLS and bounds every write: the driver sends the
@@ -218,7 +219,7 @@ func connectClickHouse(ctx context.Context, o *options) (driver.Conn, error) {
 }
 
 func kafkaDialer(o *options) (*kafka.Dialer, error) {
-	tc, err := o.kafkaTLS.config()
+	tc, err := o.kafkaTLS.Config()
 	if err != nil {
 		return nil, fmt.Errorf("kafka TLS: %w", err)
 	}
@@ -254,7 +255,10 @@ func runMigrate(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	o.resolve()
+	if err := o.resolve(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
 	log := newLogger(o, stderr)
 	if !validSettings(o, log) {
 		return 2
@@ -295,12 +299,15 @@ func runIngest(args []string, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	o.resolve()
+	if err := o.resolve(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
 	log := newLogger(o, stderr)
 	if !validSettings(o, log) {
 		return 2
 	}
-	if len(splitList(*o.topic)) == 0 {
+	if len(cliflags.SplitList(*o.topic)) == 0 {
 		log.Error("invalid settings", "error", "--kafka.topic names no topic")
 		return 2
 	}
@@ -408,9 +415,9 @@ func runIngest(args []string, stderr io.Writer) int {
 		return 1
 	}
 	kafkaLog := ingest.NewLogLimiter(log, 5, 10*time.Second) // a broker outage repeats errors every second
-	topics := splitList(*o.topic)
+	topics := cliflags.SplitList(*o.topic)
 	rc := kafka.ReaderConfig{
-		Brokers:        splitList(*o.brokers),
+		Brokers:        cliflags.SplitList(*o.brokers),
 		GroupID:        *o.group,
 		Dialer:         dialer,
 		MinBytes:       1,

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/errtrail/errtrail/alerter"
+	"github.com/errtrail/errtrail/internal/cliflags"
+)
+
+// options are the alerter's settings once flags and environment are read
+// and checked.
+type options struct {
+	listen       string
+	chAddr       []string
+	chDB, chUser string
+	chPass       *string // never logged
+	chTLS        *tls.Config
+	interval     time.Duration
+	timeout      time.Duration
+	staleAfter   time.Duration
+	logLevel     slog.Level
+	logJSON      bool
+	cfg          alerter.Config
+	deprecations []string // notices of deprecated names used, to log once
+}
+
+// sharedWithIngest reports whether flag name is one cmd/ingest has too
+// (same name, same meaning), so that it reads ingest's variable as well.
+func sharedWithIngest(name string) bool {
+	return strings.HasPrefix(name, "clickhouse.") || strings.HasPrefix(name, "log.")
+}
+
+// envKeys returns the variables flag name reads, in order of precedence:
+// ERRTRAIL_ALERTER_<NAME> (NAME upper-cased, '.' and '-' as '_'), then, for
+// a flag ingest has too, ingest's ERRTRAIL_<NAME>. The alerter's own
+// variable comes first so that one environment can give the alerter other
+// credentials than ingest (a read-only user), and so that deployments that
+// set ERRTRAIL_ALERTER_CLICKHOUSE_* keep working unchanged.
+func envKeys(name string) []string {
+	n := strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(name))
+	if sharedWithIngest(name) {
+		return []string{"ERRTRAIL_ALERTER_" + n, "ERRTRAIL_" + n}
+	}
+	return []string{"ERRTRAIL_ALERTER_" + n}
+}
+
+// shownError is an error the flag package has already printed, with the
+// usage.
+type shownError struct{ error }
+
+func (e shownError) Unwrap() error { return e.error }
+
+// parseFlags reads the command line, then the environment, and checks the
+// result. --help prints the usage to stderr and returns flag.ErrHelp. No
+// output and no error contains the ClickHouse password.
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("alerter", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := cliflags.New(fs)
+	o := &options{cfg: alerter.DefaultConfig()}
+
+	listen := fs.String("http.listen-address", "127.0.0.1:19101", "address of /metrics, /healthz and /readyz")
+	chAddr := fs.String("clickhouse.addr", "127.0.0.1:19000", "ClickHouse native-protocol addresses host:port, comma-separated")
+	chDB := fs.String("clickhouse.database", "errtrail", "database holding errtrail's tables")
+	chUser := fs.String("clickhouse.user", "default", "ClickHouse user (a read-only one suffices)")
+	o.chPass = f.Secret("clickhouse.password", "", "ClickHouse password (never logged; prefer the environment)")
+	chTLS := f.TLS("clickhouse", "", "ClickHouse")
+	fs.DurationVar(&o.interval, "evaluation.interval", 15*time.Second, "time between evaluations")
+	fs.DurationVar(&o.timeout, "evaluation.timeout", 10*time.Second, "deadline of one evaluation's queries")
+	fs.DurationVar(&o.staleAfter, "evaluation.stale-after", 60*time.Second, "withhold verdict series when the latest successful evaluation is older than this")
+	logLevel := fs.String("log.level", "info", "debug, info, warn or error")
+	logFormat := fs.String("log.format", "text", "text or json")
+	o.cfg.RegisterFlags(fs)
+	f.Deprecated("stale-after", "evaluation.stale-after")
+	fs.VisitAll(func(fl *flag.Flag) { f.Env(fl.Name, envKeys(fl.Name)...) })
+
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprint(w, `usage: alerter [flags]
+
+A flag not given on the command line reads the variables listed after it,
+the first one set winning: ERRTRAIL_ALERTER_<FLAG> (upper case, '.' and '-'
+as '_'), then, for the --clickhouse.* and --log.* flags that ingest has too,
+ingest's ERRTRAIL_<FLAG>. See docs/alerting.md.
+
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, shownError{err}
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (the alerter takes flags only)", fs.Arg(0))
+	}
+	if err := f.Resolve(); err != nil {
+		return nil, err
+	}
+	o.deprecations = f.Deprecations()
+
+	o.listen, o.chDB, o.chUser = *listen, *chDB, *chUser
+	o.chAddr = cliflags.SplitList(*chAddr)
+	if len(o.chAddr) == 0 {
+		return nil, errors.New("--clickhouse.addr names no address")
+	}
+	if err := alerter.ValidDatabase(o.chDB); err != nil {
+		return nil, err // a name that can never work stops here, not in every evaluation
+	}
+	var err error
+	if o.chTLS, err = chTLS.Config(); err != nil {
+		return nil, fmt.Errorf("clickhouse TLS: %w", err)
+	}
+	if o.interval <= 0 || o.timeout <= 0 || o.staleAfter <= 0 {
+		return nil, errors.New("--evaluation.interval, --evaluation.timeout and --evaluation.stale-after must be positive")
+	}
+	if err := o.logLevel.UnmarshalText([]byte(*logLevel)); err != nil {
+		return nil, fmt.Errorf("--log.level %q: want debug, info, warn or error", *logLevel)
+	}
+	switch *logFormat {
+	case "text":
+	case "json":
+		o.logJSON = true
+	default:
+		return nil, fmt.Errorf("--log.format %q: want text or json", *logFormat)
+	}
+	if err := o.cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// newLogger returns the logger --log.level and --log.format ask for.
+func newLogger(o *options, w io.Writer) *slog.Logger {
+	ho := &slog.HandlerOptions{Level: o.logLevel}
+	if o.logJSON {
+		return slog.New(slog.NewJSONHandler(w, ho))
+	}
+	return slog.New(slog.NewTextHandler(w, ho))
+}
