@@ -22,6 +22,7 @@ type Metrics struct {
 	started    time.Time
 
 	mu        sync.Mutex
+	links     Links
 	latest    *Verdicts
 	lastOK    time.Time // when the latest successful evaluation finished
 	lastTry   bool      // whether the latest evaluation succeeded
@@ -36,6 +37,7 @@ type Metrics struct {
 }
 
 var (
+	dLinks      = desc("links_info", "Always 1; the labels are the base URLs the alert rules build their links from (--links.grafana-url, --links.lookup-url).", "grafana_url", "lookup_url")
 	dUp         = desc("clickhouse_up", "1 if the latest evaluation read ClickHouse successfully, else 0.")
 	dDataAge    = desc("data_age_seconds", "Seconds since the latest successful evaluation (since start if none yet).")
 	dLastOK     = desc("last_success_timestamp_seconds", "Unix time of the latest successful evaluation (0 if none yet).")
@@ -121,6 +123,20 @@ func NewMetrics(reg prometheus.Registerer, staleAfter time.Duration, clock func(
 	return m
 }
 
+// Links are the base URLs that alert annotations build their links from.
+// They are configuration, exported whether or not the verdicts are fresh.
+type Links struct {
+	GrafanaURL string // Grafana with errtrail's dashboards
+	LookupURL  string // errtrail's support lookup page
+}
+
+// SetLinks sets the exported links.
+func (m *Metrics) SetLinks(l Links) {
+	m.mu.Lock()
+	m.links = l
+	m.mu.Unlock()
+}
+
 // Observe records the outcome of one evaluation: v is nil when it failed.
 func (m *Metrics) Observe(v *Verdicts, took time.Duration) {
 	m.evalDuration.Observe(took.Seconds())
@@ -159,7 +175,7 @@ func (m *Metrics) Fresh() (bool, time.Time) {
 // Describe implements prometheus.Collector. The verdict families are
 // described so the registry checks their names; their label sets vary.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{dUp, dDataAge, dLastOK, dStale, dWindow, dHistory, dHistoryOK,
+	for _, d := range []*prometheus.Desc{dLinks, dUp, dDataAge, dLastOK, dStale, dWindow, dHistory, dHistoryOK,
 		dAgentsSeen, dAgentsCap, dLimitUndec, dUndecided, dErrRate, dCallers,
 		dOvRate, dOvBase, dOvCallers, dOverloaded, dQuota, dQuotaAll, dQCallers, dQRising, dLimitLow,
 		dUntypedR, dUnknownR, dUntyped, dRunawayN, dStormN, dScore, dRunaway, dStorm, dStormShare,
@@ -171,9 +187,11 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.mu.Lock()
-	v, lastOK, lastTry, evaluated := m.latest, m.lastOK, m.lastTry, m.evaluated
+	v, lastOK, lastTry, evaluated, links := m.latest, m.lastOK, m.lastTry, m.evaluated, m.links
 	m.mu.Unlock()
 	now := m.clock()
+
+	gauge(ch, dLinks, 1, links.GrafanaURL, links.LookupURL)
 
 	up := 0.0
 	if evaluated && lastTry {

@@ -104,3 +104,27 @@ func TestUnreachableClickHouse(t *testing.T) {
 		}
 	}
 }
+
+// The links are configuration: exported before any evaluation and while
+// the verdicts are stale, never only with them.
+func TestLinksExportedWhenStale(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg, time.Minute, func() time.Time { return now })
+	m.SetLinks(Links{GrafanaURL: "https://grafana.example.com"})
+	got := exported(t, reg)
+	if got["errtrail_alerter_stale"] != 1 {
+		t.Fatalf("stale = %v; want 1 before any evaluation", got["errtrail_alerter_stale"])
+	}
+	found := false
+	for k, v := range got {
+		if strings.HasPrefix(k, "errtrail_alerter_links_info") {
+			found = true
+			if v != 1 || !strings.Contains(k, "grafana_url=https://grafana.example.com") {
+				t.Errorf("%s = %v; want the Grafana URL, value 1", k, v)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("links_info not exported while stale: %v", got)
+	}
+}

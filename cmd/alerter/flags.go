@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"strings"
 	"time"
 
@@ -28,6 +29,7 @@ type options struct {
 	logLevel     slog.Level
 	logJSON      bool
 	cfg          alerter.Config
+	links        alerter.Links
 	deprecations []string // notices of deprecated names used, to log once
 }
 
@@ -72,11 +74,13 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	chUser := fs.String("clickhouse.user", "default", "ClickHouse user (a read-only one suffices)")
 	o.chPass = f.Secret("clickhouse.password", "", "ClickHouse password (never logged; prefer the environment)")
 	chTLS := f.TLS("clickhouse", "", "ClickHouse")
-	fs.DurationVar(&o.interval, "evaluation.interval", 15*time.Second, "time between evaluations")
+	fs.DurationVar(&o.interval, "evaluation.interval", 10*time.Second, "time between evaluations (the overload all-clear takes --overload.clear-after plus up to this, plus Prometheus's scrape and rule intervals)")
 	fs.DurationVar(&o.timeout, "evaluation.timeout", 10*time.Second, "deadline of one evaluation's queries")
 	fs.DurationVar(&o.staleAfter, "evaluation.stale-after", 60*time.Second, "withhold verdict series when the latest successful evaluation is older than this")
 	logLevel := fs.String("log.level", "info", "debug, info, warn or error")
 	logFormat := fs.String("log.format", "text", "text or json")
+	grafanaURL := fs.String("links.grafana-url", "http://localhost:3000", "base URL of the Grafana with errtrail's dashboards, for the alerts' dashboard links (exported in errtrail_alerter_links_info)")
+	lookupURL := fs.String("links.lookup-url", "", "base URL of errtrail's support lookup page, for links to one error_id (exported in errtrail_alerter_links_info)")
 	o.cfg.RegisterFlags(fs)
 	f.Deprecated("stale-after", "evaluation.stale-after")
 	fs.VisitAll(func(fl *flag.Flag) { f.Env(fl.Name, envKeys(fl.Name)...) })
@@ -132,6 +136,12 @@ ingest's ERRTRAIL_<FLAG>. See docs/alerting.md.
 	if err := o.cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if o.links.GrafanaURL, err = baseURL("links.grafana-url", *grafanaURL); err != nil {
+		return nil, err
+	}
+	if o.links.LookupURL, err = baseURL("links.lookup-url", *lookupURL); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 
@@ -142,4 +152,17 @@ func newLogger(o *options, w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, ho))
 	}
 	return slog.New(slog.NewTextHandler(w, ho))
+}
+
+// baseURL checks an http(s) base URL (empty is allowed: no link) and drops
+// a trailing slash, so that paths can be appended.
+func baseURL(flag, v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("--%s %q: want an http(s) base URL without credentials, query or fragment", flag, v)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
 }

@@ -152,6 +152,9 @@ func TestInvalidSettings(t *testing.T) {
 		{[]string{"--log.level", "loud"}, `--log.level "loud"`},
 		{[]string{"--clickhouse.tls", "--clickhouse.tls.ca-file", "/nonexistent/ca.pem"}, "clickhouse TLS"},
 		{[]string{"extra"}, "unexpected argument"},
+		{[]string{"--links.grafana-url", "grafana.example.com"}, "--links.grafana-url"},
+		{[]string{"--links.grafana-url", "https://user:pw@grafana.example.com"}, "without credentials"},
+		{[]string{"--links.lookup-url", "ftp://lookup.example.com"}, "--links.lookup-url"},
 	} {
 		_, err := parseFlags(tc.args, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -233,5 +236,25 @@ func TestStaleAfterAlias(t *testing.T) {
 	}
 	if !strings.Contains(out, `"msg":"stopped"`) {
 		t.Errorf("no clean stop in the log:\n%s", out)
+	}
+}
+
+// The links' base URLs reach the options without a trailing slash; empty
+// means no link.
+func TestLinks(t *testing.T) {
+	clearEnv(t)
+	o, err := parseFlags([]string{"--links.grafana-url", "https://grafana.example.com/", "--links.lookup-url", "https://errtrail.example.com/lookup/"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.links.GrafanaURL != "https://grafana.example.com" || o.links.LookupURL != "https://errtrail.example.com/lookup" {
+		t.Errorf("links = %+v; want both without the trailing slash", o.links)
+	}
+	o, err = parseFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.links.GrafanaURL != "http://localhost:3000" || o.links.LookupURL != "" {
+		t.Errorf("default links = %+v; want http://localhost:3000 and none", o.links)
 	}
 }

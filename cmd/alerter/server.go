@@ -65,6 +65,7 @@ func serve(ctx context.Context, o *options, log *slog.Logger) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := alerter.NewMetrics(reg, o.staleAfter, nil)
+	m.SetLinks(o.links)
 	runner := &alerter.Runner{
 		Config:   &o.cfg,
 		Source:   &alerter.Source{Conn: conn, Database: o.chDB, Observe: m.QueryDone},
