@@ -16,13 +16,21 @@ import (
 // request: every count is taken per observer kind (source_kind) and the
 // larger of the kinds is kept, so per-agent rates count it once while a
 // gateway that answers for an agent nobody else observes still counts.
+// Whether replies were typed is the agent's own account when it reports
+// (sourced): a gateway that strips the types is gateway mangling, not the
+// agent's untyped errors.
+// agentsOwn takes cannot_tell and untyped from the agent-side observer when
+// there is one, else the larger of the others.
+const agentsOwn = `if(maxIf(n, source_kind = 'agent') > 0, maxIf(cannot_tell, source_kind = 'agent'), max(cannot_tell)),
+    if(maxIf(n, source_kind = 'agent') > 0, maxIf(untyped, source_kind = 'agent'), max(untyped))`
+
 func (s *Source) counts(ctx context.Context, db string, cfg *Config, sp Span, in *Input) error {
 	// Baseline: the callers_1m rollup at minute resolution, the raw rows
 	// for shorter buckets (time-compressed tests).
 	var bucketsSQL string
 	if sp.Bucket == 60 {
 		bucketsSQL = fmt.Sprintf(`SELECT agent, caller, toUInt32(minute) AS b,
-    max(n), max(quota), max(overload), max(cannot_tell), max(untyped)
+    max(n), max(quota), max(overload), %[5]s
 FROM
 (
     SELECT agent, caller, minute, source_kind,
@@ -32,10 +40,10 @@ FROM
     WHERE minute >= toDateTime(%[3]d) AND minute < toDateTime(%[4]d)
     GROUP BY agent, caller, minute, source_kind
 )
-GROUP BY agent, caller, b`, db, schema.TableCallers1m, sp.BaselineStart, sp.BaselineEnd)
+GROUP BY agent, caller, b`, db, schema.TableCallers1m, sp.BaselineStart, sp.BaselineEnd, agentsOwn)
 	} else {
 		bucketsSQL = fmt.Sprintf(`SELECT agent, caller, b,
-    max(n), max(quota), max(overload), max(cannot_tell), max(untyped)
+    max(n), max(quota), max(overload), %[6]s
 FROM
 (
     SELECT agent, caller, toUInt32(intDiv(toUInt32(observed_at), %[2]d) * %[2]d) AS b, source_kind,
@@ -45,7 +53,7 @@ FROM
     WHERE observed_at >= toDateTime(%[4]d) AND observed_at < toDateTime(%[5]d)
     GROUP BY agent, caller, b, source_kind
 )
-GROUP BY agent, caller, b`, db, sp.Bucket, schema.CannotTellExpr, sp.BaselineStart, sp.BaselineEnd)
+GROUP BY agent, caller, b`, db, sp.Bucket, schema.CannotTellExpr, sp.BaselineStart, sp.BaselineEnd, agentsOwn)
 	}
 	err := s.query(ctx, QBuckets, bucketsSQL, func(r driver.Rows) error {
 		var b Bucket
@@ -68,7 +76,7 @@ GROUP BY agent, caller, b`, db, sp.Bucket, schema.CannotTellExpr, sp.BaselineSta
 	ovFrom := sp.End - int64(cfg.Overload.Window.Seconds())
 	clearFrom := sp.End - int64(cfg.Overload.ClearAfter.Seconds())
 	windowSQL := fmt.Sprintf(`SELECT agent, caller,
-    max(n), max(quota), max(overload), max(cannot_tell), max(untyped), max(ov_recent), max(ov_clear)
+    max(n), max(quota), max(overload), %[7]s, max(ov_recent), max(ov_clear)
 FROM
 (
     SELECT agent, caller, source_kind,
@@ -80,7 +88,7 @@ FROM
     WHERE observed_at > toDateTime(%[5]d) AND observed_at <= toDateTime(%[6]d)
     GROUP BY agent, caller, source_kind
 )
-GROUP BY agent, caller`, db, schema.CannotTellExpr, ovFrom, clearFrom, sp.WindowStart, sp.End)
+GROUP BY agent, caller`, db, schema.CannotTellExpr, ovFrom, clearFrom, sp.WindowStart, sp.End, agentsOwn)
 	err = s.query(ctx, QWindow, windowSQL, func(r driver.Rows) error {
 		var w WindowCount
 		var total, quota, overload, unknown, untyped, recent, clear uint64
