@@ -41,7 +41,7 @@ var (
 	dUp         = desc("clickhouse_up", "1 if the latest evaluation read ClickHouse successfully, else 0.")
 	dDataAge    = desc("data_age_seconds", "Seconds since the latest successful evaluation (since start if none yet).")
 	dLastOK     = desc("last_success_timestamp_seconds", "Unix time of the latest successful evaluation (0 if none yet).")
-	dStale      = desc("stale", "1 when the verdict series are withheld because the latest successful evaluation is older than --stale-after.")
+	dStale      = desc("stale", "1 when the verdict series are withheld because the latest successful evaluation is older than --evaluation.stale-after.")
 	dWindow     = desc("window_seconds", "Seconds the current window of the exported verdicts covers.")
 	dHistory    = desc("history_seconds", "Seconds of baseline errtrail has data for (from the first baseline bucket with any reply, at most --window.baseline).")
 	dHistoryOK  = desc("history_sufficient", "1 when history_seconds reaches --history.min: callers are judged against their own past; 0: only against their peers, and limit_too_low is not claimed.")

@@ -54,7 +54,7 @@ func Pipeline() *dashboard.DashboardBuilder {
 			Thresholds(thresholds(step(nil, "red"), step(f(1), "green"))).
 			Height(4).Span(4)).
 		WithPanel(single("Alerter data age").
-			Description("Seconds since the alerter's latest successful evaluation; verdicts vanish past --stale-after (docs/operations.md#alerter-stale).").
+			Description("Seconds since the alerter's latest successful evaluation; verdicts vanish past --evaluation.stale-after (docs/operations.md#alerter-stale).").
 			Datasource(promRef()).
 			WithTarget(PromInstant("max(errtrail_alerter_data_age_seconds)", "age")).
 			Unit("s").ColorMode(common.BigValueColorModeBackground).GraphMode(common.BigValueGraphModeNone).
