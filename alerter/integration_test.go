@@ -207,6 +207,10 @@ func seed(t *testing.T, conn driver.Conn, opts schema.Options, now time.Time) {
 	add(25, row{"agent": "bare500", "caller": "c1", "kind": "internal", "typed": 0, "http_status": 500}, recent)
 	add(25, row{"agent": "typed500", "caller": "c1", "kind": "internal", "typed": 1, "http_status": 500,
 		"reason": "TOOL_ERROR"}, recent)
+	// grpc-size: an untyped gRPC RESOURCE_EXHAUSTED (what gRPC raises for a
+	// message over the size limit; parse: kind unknown). The caller's
+	// non-retryable error, not the agent's untyped reply.
+	add(25, row{"agent": "grpc-size", "caller": "c1", "kind": "unknown", "typed": 0, "grpc_status": "RESOURCE_EXHAUSTED"}, recent)
 	// retry: ignorer retries after 200 ms though told 5 s; rotator sends
 	// every retry with a new messageId and key; polite waits.
 	for m := 0; m < 15; m++ {
@@ -293,6 +297,9 @@ func TestVerdictsFromClickHouse(t *testing.T) {
 				`errtrail_alerter_unknown_ratio{agent="bare500"}`:       1,
 				`errtrail_alerter_untyped_errors{agent="typed500"}`:     0,
 				`errtrail_alerter_unknown_ratio{agent="typed500"}`:      0,
+				`errtrail_alerter_untyped_errors{agent="grpc-size"}`:    0,
+				`errtrail_alerter_unknown_ratio{agent="grpc-size"}`:     0,
+				`errtrail_alerter_untyped_ratio{agent="grpc-size"}`:     1,
 				`errtrail_alerter_agent_overloaded{agent="bare"}`:       0,
 				`errtrail_alerter_gateway_mangling{agent="gw"}`:         1,
 				// The gateway stripped the types; the agent's own replies were typed.
