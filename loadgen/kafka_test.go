@@ -51,6 +51,35 @@ poison: {count: 14}
 		t.Fatalf("report: valid %d, poison %d, failed %d", rep.Valid, rep.Poison, rep.Failed)
 	}
 
+	var got, poison int64
+	var hash uint64
+	ids := map[string]bool{}
+	for _, m := range readTopic(ctx, t, brokers, topic) {
+		got++
+		if id := eventIDOf(m.Value); id != "" && !strings.Contains(id, ":poison-") {
+			if ids[id] {
+				t.Fatalf("event_id %s twice in the topic", id)
+			}
+			ids[id] = true
+			hash += city.CH64([]byte(id))
+		} else {
+			poison++
+		}
+	}
+	if got != rep.Produced || int64(len(ids)) != rep.Valid || poison != rep.Poison || hash != rep.EventIDHash {
+		t.Fatalf("topic holds %d messages (%d valid ids, %d poison, hash %d); manifest %d (%d, %d, hash %d)",
+			got, len(ids), poison, hash, rep.Produced, rep.Valid, rep.Poison, rep.EventIDHash)
+	}
+	for _, id := range rep.EventIDs {
+		if !ids[id] {
+			t.Fatalf("manifest id %s not in the topic", id)
+		}
+	}
+}
+
+// readTopic reads every message of topic, partition by partition.
+func readTopic(ctx context.Context, t *testing.T, brokers []string, topic string) []kafka.Message {
+	t.Helper()
 	conn, err := kafka.DialContext(ctx, "tcp", brokers[0])
 	if err != nil {
 		t.Fatal(err)
@@ -60,9 +89,7 @@ poison: {count: 14}
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got, poison int64
-	var hash uint64
-	ids := map[string]bool{}
+	var out []kafka.Message
 	for _, p := range parts {
 		lc, err := kafka.DialLeader(ctx, "tcp", brokers[0], topic, p.ID)
 		if err != nil {
@@ -82,31 +109,60 @@ poison: {count: 14}
 			if err != nil {
 				t.Fatalf("partition %d: %v", p.ID, err)
 			}
-			got++
-			if id := eventIDOf(m.Value); id != "" && !strings.Contains(id, ":poison-") {
-				if ids[id] {
-					t.Fatalf("event_id %s twice in the topic", id)
-				}
-				ids[id] = true
-				hash += city.CH64([]byte(id))
-			} else {
-				poison++
-			}
+			out = append(out, m)
 			if m.Offset+1 >= last {
 				break
 			}
 		}
 		r.Close()
 	}
-	if got != rep.Produced || int64(len(ids)) != rep.Valid || poison != rep.Poison || hash != rep.EventIDHash {
-		t.Fatalf("topic holds %d messages (%d valid ids, %d poison, hash %d); manifest %d (%d, %d, hash %d)",
-			got, len(ids), poison, hash, rep.Produced, rep.Valid, rep.Poison, rep.EventIDHash)
+	return out
+}
+
+// TestKafkaHistory publishes a 5-minute history and the scenario after it
+// (historyScenario, speed 3) to a fresh topic on the real broker, reads the
+// topic back and checks that it holds exactly what the report counts, the
+// history apart, with the history's content as the broker-free tests
+// check it. Record timestamps are the produce time, history included: only
+// observed_at is in the past.
+func TestKafkaHistory(t *testing.T) {
+	brokers := strings.Split(testenv.Kafka(t), ",")
+	sc := loadHistoryScenario(t)
+	topic := "loadgen.test.history." + strconv.FormatInt(time.Now().UnixNano(), 36)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := EnsureTopic(ctx, brokers, topic, 3); err != nil {
+		t.Fatal(err)
 	}
-	for _, id := range rep.EventIDs {
-		if !ids[id] {
-			t.Fatalf("manifest id %s not in the topic", id)
+	t.Cleanup(func() { _, _ = DropTopics(context.Background(), brokers, "", []string{topic}) })
+	rep, err := Run(ctx, Config{Brokers: brokers, Topic: topic, Scenario: sc, Speed: 3, History: 5 * time.Minute,
+		Compression: true, KeepIDs: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := readTopic(ctx, t, brokers, topic)
+	values := make([][]byte, len(msgs))
+	for i, m := range msgs {
+		values[i] = m.Value
+		if m.Time.Before(rep.Started.Add(-time.Second)) || m.Time.After(rep.Finished.Add(time.Second)) {
+			t.Fatalf("record timestamp %v outside the run [%v, %v]; want the produce time", m.Time, rep.Started, rep.Finished)
 		}
 	}
+	hist, scen, poison := splitHistory(t, values, rep.History.ToMS)
+	checkHistoryReport(t, rep, values, hist, poison)
+	checkUniqueIDs(t, hist, scen)
+	checkBaseline(t, rep, hist, 3)
+	var hash uint64
+	for _, part := range [][]histEvent{hist, scen} {
+		for _, e := range part {
+			hash += city.CH64([]byte(e.EventID))
+		}
+	}
+	if hash != rep.EventIDHash || int64(len(hist)+len(scen)) != rep.Valid {
+		t.Errorf("topic: %d valid events, hash %d; report %d, hash %d", len(hist)+len(scen), hash, rep.Valid, rep.EventIDHash)
+	}
+	t.Logf("history: %d messages in %.2f s (%.0f/s); scenario %d messages",
+		rep.History.Produced, rep.History.ElapsedSec, rep.History.EventsPerSec, rep.Produced-rep.History.Produced)
 }
 
 // eventIDOf pulls event_id out of a message without a full decode (poison

@@ -284,10 +284,16 @@ func renderBare(q *request, r *rejection) reply {
 }
 
 // gatewayView is what a gateway in front of the agent passes on: the status
-// rewritten (429 → 502) and/or the body stripped, as seed 002 warns.
+// rewritten (429 → 502) and/or the body stripped, as seed 002 warns; a
+// pass-through gateway only adds its Via header.
 func gatewayView(rep reply, f *Fault) reply {
 	out := rep
 	out.headers = append([][2]string(nil), rep.headers...)
+	if f.passThrough {
+		// A history's gateway (history.go): the agent's reply as it was.
+		out.headers = append(out.headers, [2]string{"Via", "1.1 " + f.Gateway})
+		return out
+	}
 	if rep.binding == "grpc" {
 		// A gateway that terminates gRPC answers in HTTP terms.
 		out = reply{binding: "http", status: 502, headers: [][2]string{{"Content-Type", "text/plain"}},

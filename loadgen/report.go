@@ -30,9 +30,10 @@ type Admitted struct {
 }
 
 // Report says what a run produced. Marshalled as JSON it is the manifest
-// (--manifest): every count is of messages Kafka acknowledged, so a test can
-// assert rows(errors) + rows(dead_letter) == Produced, and distinct
-// event_ids in errors == Valid with the same EventIDHash.
+// (--manifest): every count is of messages Kafka acknowledged, history
+// included, so a test can assert rows(errors) + rows(dead_letter) ==
+// Produced, and distinct event_ids in errors == Valid with the same
+// EventIDHash; History counts the history's share apart.
 type Report struct {
 	Scenario string    `json:"scenario"`
 	RunID    string    `json:"run_id"` // prefix of every event_id of this run
@@ -40,13 +41,20 @@ type Report struct {
 	Clock    string    `json:"clock"`
 	Speed    float64   `json:"speed"` // 0: unpaced (flood)
 	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished"`
+	// ScenarioStarted is when the scenario began to play: Started, or after
+	// the history when there is one.
+	ScenarioStarted time.Time `json:"scenario_started"`
+	Finished        time.Time `json:"finished"`
 	// Wall-clock range of the observed_at values written (Unix ms).
 	FirstObservedMS int64 `json:"first_observed_at"`
 	LastObservedMS  int64 `json:"last_observed_at"`
 
-	ElapsedSec  float64 `json:"elapsed_s"`
-	ScenarioSec float64 `json:"scenario_s"` // scenario time covered
+	ElapsedSec  float64 `json:"elapsed_s"`  // history included
+	ScenarioSec float64 `json:"scenario_s"` // scenario time covered (the history's not included)
+
+	// History is what the history produced (nil without one). Every count
+	// below includes it.
+	History *HistoryReport `json:"history,omitempty"`
 
 	Produced     int64            `json:"produced"` // acknowledged messages: valid + poison
 	Valid        int64            `json:"valid"`    // event JSON messages
@@ -101,6 +109,11 @@ func (r *Report) WriteText(w io.Writer) {
 		r.Produced, r.ElapsedSec, r.EventsPerSec, r.MBPerSec, r.ScenarioSec, r.Clock)
 	fmt.Fprintf(w, "  valid %d, poison %d, failed %d; calls simulated %d, admitted %d (admitted calls produce no event)\n",
 		r.Valid, r.Poison, r.Failed, r.Requests, r.AdmittedTotal)
+	if h := r.History; h != nil {
+		fmt.Fprintf(w, "  of which history: %d messages observed from %s to %s (%s), published in %.1f s (%.0f events/s); calls simulated %d, admitted %d\n",
+			h.Produced, time.UnixMilli(h.FromMS).Format("15:04:05.000"), time.UnixMilli(h.ToMS).Format("15:04:05.000"),
+			time.Duration(h.ToMS-h.FromMS)*time.Millisecond, h.ElapsedSec, h.EventsPerSec, h.Requests, h.AdmittedTotal)
+	}
 	if r.Poison > 0 {
 		fmt.Fprintf(w, "  poison by kind: %s\n", fmtMap(r.PoisonByKind))
 	}

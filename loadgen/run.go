@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	mrand "math/rand/v2"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -44,8 +43,22 @@ type Config struct {
 	Clock string
 	Start time.Time // anchor of the scenario clock; default the run's start
 
-	MaxEvents int64         // stop after this many messages (0: no bound)
-	Duration  time.Duration // stop after this much real time (0: the scenario's end)
+	// History, when positive, publishes that much of the scenario's
+	// baseline (Scenario.baseline: first phase, no incidents) before the
+	// scenario, unpaced, observed from History before the run's start up to
+	// the scenario's start (history.go). It is observed_at time: with the
+	// real clock at Speed S it holds S× History of baseline behaviour, as
+	// the scenario's windows shrink by S. It needs Speed > 0 with the real
+	// clock. MaxEvents counts its messages; Duration starts after it.
+	History time.Duration
+	// OnStart, when set, is called once with the wall time at which the
+	// scenario starts to play (after its history, if any), before the
+	// scenario's first message; not at all when the run ends inside its
+	// history.
+	OnStart func(time.Time)
+
+	MaxEvents int64         // stop after this many messages, history included (0: no bound)
+	Duration  time.Duration // stop after the scenario played this much real time (0: at its end)
 	// Loop restarts the scenario when its time is over (flood uses it with
 	// MaxEvents or Duration as the bound).
 	Loop  bool
@@ -81,10 +94,11 @@ type msgMeta struct {
 	id            string
 	poison        string
 	observedMS    int64
+	history       bool // published by the history (history.go)
 }
 
-type tally struct {
-	mu       sync.Mutex
+// counts are the acknowledged messages of a run, or of its history.
+type counts struct {
 	by       map[Count]int64
 	poison   map[string]int64
 	produced int64
@@ -92,10 +106,59 @@ type tally struct {
 	failed   int64
 	bytes    int64
 	hash     uint64
-	ids      []string
-	keepIDs  int
 	first    int64
 	last     int64
+}
+
+func newCounts() counts { return counts{by: map[Count]int64{}, poison: map[string]int64{}} }
+
+func (c *counts) add(m *msgMeta, size int) {
+	c.produced++
+	c.bytes += int64(size)
+	if m.poison != "" {
+		c.poison[m.poison]++
+		return
+	}
+	c.valid++
+	c.by[Count{Agent: m.agent, Caller: m.caller, Kind: m.kind, Source: m.source}]++
+	c.hash += city.CH64([]byte(m.id))
+	if c.first == 0 || m.observedMS < c.first {
+		c.first = m.observedMS
+	}
+	if m.observedMS > c.last {
+		c.last = m.observedMS
+	}
+}
+
+// sortedCounts lists c.by in a stable order (agent, caller, kind, source).
+func (c *counts) sortedCounts() []Count {
+	out := make([]Count, 0, len(c.by))
+	for k, n := range c.by {
+		k.N = n
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Agent != b.Agent {
+			return a.Agent < b.Agent
+		}
+		if a.Caller != b.Caller {
+			return a.Caller < b.Caller
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Source < b.Source
+	})
+	return out
+}
+
+type tally struct {
+	mu       sync.Mutex
+	all      counts // every message, history included
+	hist     counts // the history's alone
+	ids      []string
+	keepIDs  int
 	inflight atomic.Int64
 	sent     atomic.Int64
 	lastErr  error
@@ -107,27 +170,19 @@ func (t *tally) done(msgs []kafka.Message, err error) {
 	for i := range msgs {
 		m := msgs[i].WriterData.(*msgMeta)
 		if err != nil {
-			t.failed++
+			t.all.failed++
+			if m.history {
+				t.hist.failed++
+			}
 			t.lastErr = err
 			continue
 		}
-		t.produced++
-		t.bytes += int64(len(msgs[i].Value))
-		if m.poison != "" {
-			t.poison[m.poison]++
-			continue
+		t.all.add(m, len(msgs[i].Value))
+		if m.history {
+			t.hist.add(m, len(msgs[i].Value))
 		}
-		t.valid++
-		t.by[Count{Agent: m.agent, Caller: m.caller, Kind: m.kind, Source: m.source}]++
-		t.hash += city.CH64([]byte(m.id))
-		if t.keepIDs > 0 && len(t.ids) <= t.keepIDs {
+		if m.poison == "" && t.keepIDs > 0 && len(t.ids) <= t.keepIDs {
 			t.ids = append(t.ids, m.id)
-		}
-		if t.first == 0 || m.observedMS < t.first {
-			t.first = m.observedMS
-		}
-		if m.observedMS > t.last {
-			t.last = m.observedMS
 		}
 	}
 	t.inflight.Add(-int64(len(msgs)))
@@ -139,11 +194,102 @@ func newRunID() string {
 	return "lg-" + hex.EncodeToString(b[:])
 }
 
-// Run plays cfg.Scenario into Kafka and returns what was produced. It stops
-// at the end of the scenario, at cfg.MaxEvents or cfg.Duration, or when ctx
-// is done, and always flushes what it handed to the writer before it
-// returns. The error is non-nil when messages failed or ctx ended the run;
-// the report is valid either way.
+// driver hands the sims' messages to the writer and keeps the run's
+// bounds and progress; Run plays the scenario through it, playHistory
+// (history.go) the history before it.
+type driver struct {
+	cfg     *Config
+	tl      *tally
+	write   func([]kafka.Message) error
+	pending []kafka.Message
+	stopped bool  // MaxEvents reached
+	sentN   int64 // messages built, for MaxEvents
+	lastMS  int64 // latest observed_at built
+	runErr  error
+	started time.Time // Run's start
+	total   time.Duration
+
+	nextProgress time.Time
+	lastSent     int64
+	lastT        time.Time
+}
+
+// emitter returns the function that turns what s emits into messages;
+// history marks them as the history's.
+func (d *driver) emitter(s *sim, history bool) func(*emitted) {
+	cfg := d.cfg
+	return func(e *emitted) {
+		if d.stopped {
+			return
+		}
+		if cfg.MaxEvents > 0 && d.sentN >= cfg.MaxEvents {
+			d.stopped = true
+			return
+		}
+		d.sentN++
+		m := kafka.Message{Key: []byte(e.key)}
+		if e.ev != nil {
+			ms := s.clock(e.at).UnixMilli()
+			e.ev.observedMS = ms
+			d.lastMS = max(d.lastMS, ms)
+			m.Value = appendEvent(make([]byte, 0, 1024+max(cfg.PadBytes, 0)), e.ev, cfg.BodyForm)
+			if cfg.PadBytes > 0 {
+				m.Value = appendPad(m.Value, cfg.PadBytes)
+			}
+			m.WriterData = &msgMeta{agent: e.ev.req.agent.Name, caller: e.ev.req.caller, kind: e.ev.kind,
+				source: e.ev.sourceKind, id: e.ev.id, observedMS: ms, history: history}
+		} else {
+			m.Value = e.pvalue
+			m.WriterData = &msgMeta{poison: e.poison, history: history}
+		}
+		d.pending = append(d.pending, m)
+	}
+}
+
+// flush hands the pending messages to the writer, waiting while too many
+// are unacknowledged.
+func (d *driver) flush(ctx context.Context) {
+	if len(d.pending) == 0 {
+		return
+	}
+	for d.tl.inflight.Load() > d.cfg.MaxInFlight && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	if err := d.write(d.pending); err != nil && d.runErr == nil {
+		d.runErr = err
+	}
+	d.tl.sent.Add(int64(len(d.pending)))
+	d.pending = d.pending[:0:0]
+}
+
+// progress prints a progress line when one is due; where says how far the
+// run is ("scenario 12.0s/75s", "history -41m10s").
+func (d *driver) progress(now time.Time, where func() string) {
+	if d.cfg.Progress == nil || now.Before(d.nextProgress) {
+		return
+	}
+	tl := d.tl
+	tl.mu.Lock()
+	prod, failed, lerr := tl.all.produced, tl.all.failed, tl.lastErr
+	tl.mu.Unlock()
+	sent := tl.sent.Load()
+	rate := float64(sent-d.lastSent) / now.Sub(d.lastT).Seconds()
+	line := fmt.Sprintf("loadgen: %5.1fs  %s  sent %d (%.0f/s)  acked %d  errors %d",
+		now.Sub(d.started).Seconds(), where(), sent, rate, prod, failed)
+	if lerr != nil {
+		line += "  last error: " + lerr.Error()
+	}
+	fmt.Fprintln(d.cfg.Progress, line)
+	d.lastSent, d.lastT = sent, now
+	d.nextProgress = now.Add(d.cfg.ProgressEvery)
+}
+
+// Run plays cfg.Scenario into Kafka and returns what was produced: first
+// cfg.History of the scenario's baseline at full speed (history.go), then
+// the scenario. It stops at the end of the scenario, at cfg.MaxEvents or
+// cfg.Duration, or when ctx is done, and always flushes what it handed to
+// the writer before it returns. The error is non-nil when messages failed
+// or ctx ended the run; the report is valid either way.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	sc := cfg.Scenario
 	if sc == nil {
@@ -161,6 +307,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Clock != "real" && cfg.Clock != "scenario" {
 		return nil, fmt.Errorf("loadgen: clock %q: want real or scenario", cfg.Clock)
 	}
+	if err := checkHistory(&cfg); err != nil {
+		return nil, err
+	}
 	if cfg.ProgressEvery <= 0 {
 		cfg.ProgressEvery = 2 * time.Second
 	}
@@ -174,18 +323,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.MaxInFlight = 200000
 	}
 	runID := newRunID()
-	started := time.Now()
-	anchor := cfg.Start
-	if anchor.IsZero() {
-		anchor = started
-	}
-	tl := &tally{by: map[Count]int64{}, poison: map[string]int64{}, keepIDs: cfg.KeepIDs}
+	tl := &tally{all: newCounts(), hist: newCounts(), keepIDs: cfg.KeepIDs}
+	d := &driver{cfg: &cfg, tl: tl, started: time.Now(), total: sc.Total()}
+	d.lastT, d.nextProgress = d.started, d.started.Add(cfg.ProgressEvery)
 
-	var write func([]kafka.Message) error
 	var closeW func() error
 	if cfg.Output != nil {
 		bw := bufio.NewWriterSize(cfg.Output, 1<<20)
-		write = func(ms []kafka.Message) error {
+		d.write = func(ms []kafka.Message) error {
 			for _, m := range ms {
 				bw.Write(m.Value)
 				bw.WriteByte('\n')
@@ -217,17 +362,41 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if cfg.Compression {
 			w.Compression = compress.Lz4
 		}
-		write = func(ms []kafka.Message) error {
+		d.write = func(ms []kafka.Message) error {
 			tl.inflight.Add(int64(len(ms)))
 			// Async: returns at once; Completion accounts for every message.
+			// Record timestamps are left to kafka-go: the time of the batch.
 			return w.WriteMessages(context.Background(), ms...)
 		}
 		closeW = w.Close
 	}
 
+	// The history, when asked for, ends where the scenario starts: the wall
+	// time of the real clock's scenario time 0 (started), and the anchor of
+	// the scenario clock.
+	anchor := cfg.Start
+	if anchor.IsZero() {
+		anchor = d.started
+	}
+	var hist *historyRun
+	started := d.started
+	play := true
+	if cfg.History > 0 {
+		var err error
+		hist, err = d.playHistory(ctx, sc, runID, anchor)
+		if err != nil && d.runErr == nil {
+			d.runErr = err
+		}
+		play = err == nil && !d.stopped // not ended by ctx or MaxEvents
+		started = hist.scenarioStart
+	}
+
 	speed := cfg.Speed
 	s := newSim(sc, runID, cfg.Scale)
-	total := sc.Total()
+	if hist != nil {
+		s.continueIDs(hist.sim)
+	}
+	total := d.total
 	var loopOffset time.Duration // scenario time of earlier loops
 	clock := func(t time.Duration) time.Time {
 		t += loopOffset
@@ -241,82 +410,24 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	s.clock = clock
+	emit := d.emitter(s, false)
 
-	var (
-		pending  []kafka.Message
-		stopped  bool
-		sentN    int64
-		deadline time.Time
-		runErr   error
-	)
+	var deadline time.Time
 	if cfg.Duration > 0 {
 		deadline = started.Add(cfg.Duration)
 	}
-	emit := func(e *emitted) {
-		if stopped {
-			return
-		}
-		if cfg.MaxEvents > 0 && sentN >= cfg.MaxEvents {
-			stopped = true
-			return
-		}
-		sentN++
-		m := kafka.Message{Key: []byte(e.key)}
-		if e.ev != nil {
-			ms := s.clock(e.at).UnixMilli()
-			e.ev.observedMS = ms
-			m.Value = appendEvent(make([]byte, 0, 1024+max(cfg.PadBytes, 0)), e.ev, cfg.BodyForm)
-			if cfg.PadBytes > 0 {
-				m.Value = appendPad(m.Value, cfg.PadBytes)
-			}
-			m.WriterData = &msgMeta{agent: e.ev.req.agent.Name, caller: e.ev.req.caller, kind: e.ev.kind,
-				source: e.ev.sourceKind, id: e.ev.id, observedMS: ms}
-		} else {
-			m.Value = e.pvalue
-			m.WriterData = &msgMeta{poison: e.poison}
-		}
-		pending = append(pending, m)
+	if play && cfg.OnStart != nil {
+		cfg.OnStart(started)
 	}
-	flush := func() {
-		if len(pending) == 0 {
-			return
-		}
-		for tl.inflight.Load() > cfg.MaxInFlight && ctx.Err() == nil {
-			time.Sleep(time.Millisecond)
-		}
-		if err := write(pending); err != nil && runErr == nil {
-			runErr = err
-		}
-		tl.sent.Add(int64(len(pending)))
-		pending = pending[:0:0]
-	}
-
-	nextProgress := started.Add(cfg.ProgressEvery)
-	var lastSent int64
-	lastT := started
-	progress := func(now time.Time, scen time.Duration) {
-		if cfg.Progress == nil || now.Before(nextProgress) {
-			return
-		}
-		tl.mu.Lock()
-		prod, failed, lerr := tl.produced, tl.failed, tl.lastErr
-		tl.mu.Unlock()
-		sent := tl.sent.Load()
-		rate := float64(sent-lastSent) / now.Sub(lastT).Seconds()
-		line := fmt.Sprintf("loadgen: %5.1fs  scenario %6.1fs/%.0fs  sent %d (%.0f/s)  acked %d  errors %d",
-			now.Sub(started).Seconds(), (scen + loopOffset).Seconds(), total.Seconds(), sent, rate, prod, failed)
-		if lerr != nil {
-			line += "  last error: " + lerr.Error()
-		}
-		fmt.Fprintln(cfg.Progress, line)
-		lastSent, lastT = sent, now
-		nextProgress = now.Add(cfg.ProgressEvery)
-	}
-
 	var scen time.Duration
-	for !stopped {
+	where := func() string {
+		return fmt.Sprintf("scenario %6.1fs/%.0fs", (scen + loopOffset).Seconds(), total.Seconds())
+	}
+	for play && !d.stopped {
 		if ctx.Err() != nil {
-			runErr = ctx.Err()
+			if d.runErr == nil {
+				d.runErr = ctx.Err()
+			}
 			break
 		}
 		now := time.Now()
@@ -343,22 +454,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				break
 			}
 			loopOffset += total
-			s.admitted, s.requests, s.seq, s.rpcSeq = old.admitted, old.requests, old.seq, old.rpcSeq
-			s.idr = mrand.New(mrand.NewPCG(old.idr.Uint64(), old.idr.Uint64()))
+			s.admitted, s.requests = old.admitted, old.requests
+			s.continueIDs(old)
 			s.clock = clock
+			emit = d.emitter(s, false)
 			continue
 		}
 		if speed > 0 {
 			target := time.Duration(float64(now.Sub(started))*speed) - loopOffset
 			if next > target {
-				flush()
+				d.flush(ctx)
 				wait := time.Duration(float64(next-target) / speed)
 				wait = min(wait, 50*time.Millisecond)
 				if !deadline.IsZero() {
 					wait = min(wait, time.Until(deadline))
 				}
 				time.Sleep(max(wait, 0))
-				progress(time.Now(), scen)
+				d.progress(time.Now(), where)
 				continue
 			}
 			scen = target
@@ -368,14 +480,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			scen = next + 100*time.Millisecond
 			s.advance(scen, emit)
 		}
-		if len(pending) >= cfg.BatchSize || speed <= 0 {
-			flush()
+		if len(d.pending) >= cfg.BatchSize || speed <= 0 {
+			d.flush(ctx)
 		}
-		progress(time.Now(), scen)
+		d.progress(time.Now(), where)
 	}
-	flush()
-	if err := closeW(); err != nil && runErr == nil {
-		runErr = err
+	d.flush(ctx)
+	if err := closeW(); err != nil && d.runErr == nil {
+		d.runErr = err
 	}
 	finished := time.Now()
 	if scen > total {
@@ -383,38 +495,32 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 
 	r := &Report{Scenario: sc.Name, RunID: runID, Topic: cfg.Topic, Clock: cfg.Clock, Speed: max(speed, 0),
-		Started: started, Finished: finished, ElapsedSec: finished.Sub(started).Seconds(),
-		ScenarioSec: (scen + loopOffset).Seconds(), Requests: s.requests}
+		Started: d.started, ScenarioStarted: started, Finished: finished,
+		ElapsedSec: finished.Sub(d.started).Seconds(), ScenarioSec: (scen + loopOffset).Seconds(),
+		Requests: s.requests}
+	admitted := s.admitted
 	tl.mu.Lock()
-	r.Produced, r.Valid, r.Failed, r.Bytes = tl.produced, tl.valid, tl.failed, tl.bytes
-	r.Poison = tl.produced - tl.valid
-	r.PoisonByKind = tl.poison
-	r.EventIDHash = tl.hash
-	r.FirstObservedMS, r.LastObservedMS = tl.first, tl.last
+	a := &tl.all
+	r.Produced, r.Valid, r.Failed, r.Bytes = a.produced, a.valid, a.failed, a.bytes
+	r.Poison = a.produced - a.valid
+	r.PoisonByKind = a.poison
+	r.EventIDHash = a.hash
+	r.FirstObservedMS, r.LastObservedMS = a.first, a.last
 	if tl.keepIDs > 0 && len(tl.ids) <= tl.keepIDs {
 		r.EventIDs = tl.ids
 		sort.Strings(r.EventIDs)
 	}
-	for c, n := range tl.by {
-		c.N = n
-		r.By = append(r.By, c)
+	r.By = a.sortedCounts()
+	if hist != nil {
+		r.History = hist.report(&tl.hist)
 	}
-	failed, lastErr := tl.failed, tl.lastErr
+	failed, lastErr := a.failed, tl.lastErr
 	tl.mu.Unlock()
-	sort.Slice(r.By, func(i, j int) bool {
-		a, b := r.By[i], r.By[j]
-		if a.Agent != b.Agent {
-			return a.Agent < b.Agent
-		}
-		if a.Caller != b.Caller {
-			return a.Caller < b.Caller
-		}
-		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
-		}
-		return a.Source < b.Source
-	})
-	for k, n := range s.admitted {
+	if hist != nil {
+		r.Requests += hist.sim.requests
+		admitted = mergeAdmitted(admitted, hist.sim.admitted)
+	}
+	for k, n := range admitted {
 		r.Admitted = append(r.Admitted, Admitted{Agent: k[0], Caller: k[1], N: n})
 		r.AdmittedTotal += n
 	}
@@ -428,8 +534,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		r.EventsPerSec = float64(r.Produced) / r.ElapsedSec
 		r.MBPerSec = float64(r.Bytes) / 1e6 / r.ElapsedSec
 	}
-	if runErr == nil && failed > 0 {
-		runErr = fmt.Errorf("loadgen: %d messages not written: %w", failed, lastErr)
+	if d.runErr == nil && failed > 0 {
+		d.runErr = fmt.Errorf("loadgen: %d messages not written: %w", failed, lastErr)
 	}
-	return r, runErr
+	return r, d.runErr
+}
+
+// mergeAdmitted returns a with b's counts added (a may be changed).
+func mergeAdmitted(a, b map[[2]string]int64) map[[2]string]int64 {
+	for k, n := range b {
+		a[k] += n
+	}
+	return a
 }

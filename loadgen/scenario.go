@@ -140,6 +140,10 @@ type Fault struct {
 	RewriteTo   int    `yaml:"rewrite_to"`
 	RewriteFrom []int  `yaml:"rewrite_from"` // statuses rewritten; default all
 	StripBody   bool   `yaml:"strip_body"`
+
+	// passThrough: the gateway passes every reply on unchanged (the
+	// gateway of a history, history.go).
+	passThrough bool
 }
 
 // Poison kinds: each is dead-lettered by a conforming ingester.

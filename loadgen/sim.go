@@ -84,7 +84,24 @@ type emitted struct {
 	key    string
 }
 
+// Streams of the timing generator: the scenario's, and the history's
+// (history.go), so that an hour of history does not replay the scenario's
+// first minutes draw for draw.
+const (
+	scenarioStream = 0x9e3779b97f4a7c15
+	historyStream  = 0x5851f42d4c957f2d
+)
+
+// gatewayLagMax bounds how long after the agent a gateway's view of the same
+// reply is observed (1..gatewayLagMax, whole milliseconds).
+const gatewayLagMax = 30 * time.Millisecond
+
 func newSim(sc *Scenario, runID string, scale float64) *sim {
+	return newSimStream(sc, runID, scale, scenarioStream)
+}
+
+// newSimStream is newSim with the timing generator's stream chosen.
+func newSimStream(sc *Scenario, runID string, scale float64, timing uint64) *sim {
 	if scale <= 0 {
 		scale = 1
 	}
@@ -94,7 +111,7 @@ func newSim(sc *Scenario, runID string, scale float64) *sim {
 	}
 	s := &sim{
 		sc: sc, total: sc.Total(), scale: scale, runID: runID,
-		rng:      rand.New(rand.NewPCG(uint64(sc.Seed), 0x9e3779b97f4a7c15)),
+		rng:      rand.New(rand.NewPCG(uint64(sc.Seed), timing)),
 		idr:      rand.New(rand.NewPCG(uint64(sc.Seed)^h, h)),
 		buckets:  map[[2]int]*bucket{},
 		callers:  map[string]int{},
@@ -119,6 +136,15 @@ func newSim(sc *Scenario, runID string, scale float64) *sim {
 		s.push(&action{at: s.poisonAt(0), kind: actPoison})
 	}
 	return s
+}
+
+// continueIDs makes s go on with old's id streams (event sequence, JSON-RPC
+// ids and the generator of message ids, request ids and error ids), so that
+// no id of s repeats one of old: a looped scenario after its previous loop,
+// the scenario after its history.
+func (s *sim) continueIDs(old *sim) {
+	s.seq, s.rpcSeq = old.seq, old.rpcSeq
+	s.idr = rand.New(rand.NewPCG(old.idr.Uint64(), old.idr.Uint64()))
 }
 
 func (s *sim) push(a *action) {
@@ -303,7 +329,7 @@ func (s *sim) call(t time.Duration, ci, ai int, q *request, emit func(*emitted))
 		s.seq++
 		g := &event{id: s.runID + ":" + strconv.FormatUint(s.seq, 36), sourceKind: "gateway", sourceID: gw.Gateway,
 			req: q, rep: gatewayView(rep, gw), kind: r.kind}
-		emit(&emitted{at: t + time.Duration(1+s.rng.IntN(30))*time.Millisecond, ev: g, key: key2})
+		emit(&emitted{at: t + time.Duration(1+s.rng.IntN(int(gatewayLagMax/time.Millisecond)))*time.Millisecond, ev: g, key: key2})
 	}
 	if s.sc.Poison.Count == 0 && s.sc.Poison.Share > 0 {
 		s.poisonAcc += s.sc.Poison.Share

@@ -3,6 +3,7 @@
 // loadgen for the scenario format and the library API.
 //
 //	loadgen run SCENARIO [flags]   play a scenario (a file or a shipped name), paced
+//	                               (--history 1h: an hour of its baseline first, at full speed)
 //	loadgen demo [flags]           the shipped demo scenario (~75 s, mixed faults, 1% poison)
 //	loadgen flood [flags]          unpaced, for throughput: --events N of --scenario (steady)
 //	loadgen list                   the shipped scenarios
@@ -62,7 +63,8 @@ func main() {
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
-  loadgen run SCENARIO [flags]   play a scenario file or shipped name (see list), paced
+  loadgen run SCENARIO [flags]   play a scenario file or shipped name (see list), paced;
+                                 --history 1h publishes an hour of its baseline first, at full speed
   loadgen demo [flags]           the shipped demo scenario (~75 s, everything mixed, 1% poison)
   loadgen flood [flags]          as fast as possible: --events N of --scenario (default steady)
   loadgen list                   shipped scenarios
@@ -110,7 +112,10 @@ func run(ctx context.Context, cmd string, args []string) error {
 	speed := fs.Float64("speed", 1, "run scenario time this many times faster than real time (flood: unpaced)")
 	clock := fs.String("clock", "real", "observed_at: real (wall time at which the event is due; windows shrink by --speed) or scenario (start + scenario time; gaps keep scenario length)")
 	maxEvents := fs.Int64("max-events", 0, "stop after this many messages (0: no bound)")
-	duration := fs.Duration("duration", 0, "stop after this much real time (0: at the scenario's end)")
+	duration := fs.Duration("duration", 0, "stop after the scenario played this much real time (0: at its end; the history does not count)")
+	history := fs.Duration("history", 0, "first publish this much of the scenario's baseline, observed from this long ago up to the scenario's start, as fast as Kafka takes it "+
+		"(e.g. 1h). Baseline: first phase's rates, retry policies kept, no overload/limit/bare500 fault, gateways pass replies unchanged, "+
+		"no runaway, bursts or poison (go doc loadgen, History). Needs --speed > 0 or --clock scenario; at --speed S it holds S× as much baseline")
 	scale := fs.Float64("scale", 1, "multiply every caller's request rate")
 	manifest := fs.String("manifest", "", "write a JSON manifest of what was produced to this file")
 	out := fs.String("out", "", "write messages to this file ('-': stdout) instead of Kafka, one per line")
@@ -139,7 +144,7 @@ func run(ctx context.Context, cmd string, args []string) error {
 
 	cfg := loadgen.Config{
 		Brokers: strings.Split(*brokers, ","), Topic: *topic, Speed: *speed, Clock: *clock,
-		MaxEvents: *maxEvents, Duration: *duration, Scale: *scale, Progress: os.Stderr,
+		MaxEvents: *maxEvents, Duration: *duration, History: *history, Scale: *scale, Progress: os.Stderr,
 		ProgressEvery: *every, Compression: !*noCompress, BatchSize: *batch, BodyForm: *bodyForm,
 		PadBytes: *pad,
 	}
@@ -191,8 +196,12 @@ func run(ctx context.Context, cmd string, args []string) error {
 	if cfg.Output != nil {
 		target = "file " + *out
 	}
-	fmt.Fprintf(os.Stderr, "loadgen: %s %s (%.0f s of scenario time, speed %v, clock %s) to %s\n",
-		cmd, sc.Name, sc.Total().Seconds(), cfg.Speed, cfg.Clock, target)
+	hist := ""
+	if cfg.History > 0 {
+		hist = ", after " + cfg.History.String() + " of history"
+	}
+	fmt.Fprintf(os.Stderr, "loadgen: %s %s (%.0f s of scenario time, speed %v, clock %s%s) to %s\n",
+		cmd, sc.Name, sc.Total().Seconds(), cfg.Speed, cfg.Clock, hist, target)
 	rep, err := loadgen.Run(ctx, cfg)
 	if rep != nil {
 		rep.WriteText(os.Stderr)
