@@ -7,7 +7,13 @@ import (
 
 // Metrics are ingest's own Prometheus metrics, namespace errtrail_ingest.
 // Label values are bounded: reason is a parse.ErrReason, class an ErrClass,
-// why one of "replayed", "resent".
+// why one of "replayed", "resent", step one of the lag poll's steps.
+//
+// The consumer_* gauges are the whole consumer group's, polled from Kafka
+// (lag.go): every instance of the group exports the same values, so
+// aggregate them with max, never sum. They have no labels and are absent
+// until the first successful poll; a failed poll leaves them at the last
+// successful poll's value.
 type Metrics struct {
 	Consumed         prometheus.Counter
 	ConsumedBytes    prometheus.Counter
@@ -23,8 +29,12 @@ type Metrics struct {
 	CommitErrors     prometheus.Counter
 	FetchErrors      prometheus.Counter
 	Rebalances       prometheus.Counter
-	LagMessages      prometheus.Gauge
-	LagSeconds       prometheus.Gauge
+	LagMessages      *prometheus.GaugeVec   // no labels: absent until the first lag poll succeeds
+	LagSeconds       *prometheus.GaugeVec   // no labels
+	CommittedOffsets *prometheus.GaugeVec   // no labels
+	EndOffsets       *prometheus.GaugeVec   // no labels
+	LagPollErrors    *prometheus.CounterVec // step
+	LagPollSuccess   prometheus.Gauge
 	LastInsert       prometheus.Gauge
 	PermanentFailure prometheus.Gauge
 	Retention        *prometheus.CounterVec // result
@@ -66,10 +76,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Errors returned by the Kafka consumer."}),
 		Rebalances: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "rebalances_total",
 			Help: "Consumer group rebalances seen (each makes ingest re-read its progress)."}),
-		LagMessages: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "consumer_lag_messages",
-			Help: "Messages in the assigned partitions after the last one fetched (high watermark minus next offset, summed)."}),
-		LagSeconds: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "consumer_lag_seconds",
-			Help: "Now minus the observation time of the newest inserted event; 0 when caught up."}),
+		LagMessages: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "consumer_lag_messages",
+			Help: "Messages the consumer group has not committed: end offset (high watermark) minus committed offset, summed over every partition of the consumed topics (from the first offset kept where nothing is committed). The whole group's, polled from Kafka, the same on every instance: aggregate with max, never sum. Absent until the first successful poll; keeps the last polled value while polls fail."}, nil),
+		LagSeconds: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "consumer_lag_seconds",
+			Help: "Age of the oldest message the consumer group has not committed: poll time minus the Kafka timestamp of the message at the committed offset, largest over the partitions with lag; 0 when caught up. Grows while nothing is committed (ClickHouse down). The whole group's, the same on every instance: aggregate with max. Absent until the first successful poll; keeps the last polled value while polls fail."}, nil),
+		CommittedOffsets: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "consumer_committed_offsets",
+			Help: "The consumer group's committed offsets summed over the consumed topics' partitions (0 for a partition without a commit): grows by one per message the group committed, whoever inserted it; flat while nothing is committed. Polled with the lag."}, nil),
+		EndOffsets: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "consumer_end_offsets",
+			Help: "End offsets (high watermarks) summed over the consumed topics' partitions: grows by one per message produced, whether or not ingest consumes. Polled with the lag."}, nil),
+		LagPollErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "lag_poll_errors_total",
+			Help: "Lag polls that failed, by the step that failed (metadata, committed, end_offsets, timestamp); the consumer_* gauges then keep their last value."}, []string{"step"}),
+		LagPollSuccess: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "lag_poll_success_timestamp_seconds",
+			Help: "Unix time of the last successful lag poll (0: none yet): the consumer_* gauges are as old as this."}),
 		LastInsert: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "last_insert_success_timestamp_seconds",
 			Help: "Unix time of the last successful landing insert."}),
 		PermanentFailure: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "permanent_failure",
@@ -90,10 +108,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, r := range []string{"ok", "error"} {
 		m.Retention.WithLabelValues(r)
 	}
+	for _, st := range lagSteps {
+		m.LagPollErrors.WithLabelValues(st)
+	}
 	if reg != nil {
 		reg.MustRegister(m.Consumed, m.ConsumedBytes, m.Decoded, m.DeadLetter, m.Skipped, m.RowsInserted,
 			m.InsertDuration, m.BatchRows, m.BatchBytes, m.InsertRetries, m.InsertFailures,
-			m.CommitErrors, m.FetchErrors, m.Rebalances, m.LagMessages, m.LagSeconds, m.LastInsert,
+			m.CommitErrors, m.FetchErrors, m.Rebalances, m.LagMessages, m.LagSeconds,
+			m.CommittedOffsets, m.EndOffsets, m.LagPollErrors, m.LagPollSuccess, m.LastInsert,
 			m.PermanentFailure, m.Retention)
 	}
 	return m

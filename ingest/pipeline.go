@@ -69,8 +69,17 @@ type Config struct {
 	Progress    ProgressFunc // required
 	Retain      RetainFunc   // optional; run every RetainEvery
 	RetainEvery time.Duration
-	Logger      *slog.Logger
-	Metrics     *Metrics
+
+	// LagInterval is the time between two polls of the consumer group's
+	// lag (lag.go); default 10s, <0 turns the lag gauges off. LagClient
+	// asks Kafka; default: a kafka.Client over the reader's brokers whose
+	// transport copies the reader's Dialer (TLS, SASL). The group is the
+	// reader's GroupID.
+	LagInterval time.Duration
+	LagClient   LagClient
+
+	Logger  *slog.Logger
+	Metrics *Metrics
 }
 
 func (c *Config) defaults() {
@@ -107,6 +116,9 @@ func (c *Config) defaults() {
 	}
 	if c.RetainEvery <= 0 {
 		c.RetainEvery = time.Hour
+	}
+	if c.LagInterval == 0 {
+		c.LagInterval = defaultLagInterval
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -152,19 +164,23 @@ type Pipeline struct {
 
 	// insert stage state: touched only by the insert goroutine
 	ledger Ledger
-	lag    map[TopicPartition]partLag
+
+	// lag is nil when lag polling is off; flight is shared by the decode
+	// stage (writer) and lag (reader).
+	lag      *lagMonitor
+	flight   *inflight
+	lagClose func()
 }
 
 // slot is a decoded batch on its way to ClickHouse: the batch and the
 // workers' column buffers. Two slots exist, so the next batch is decoded
 // while this one is inserted; the buffers are reused when the slot returns.
 type slot struct {
-	b      *batch
-	cols   []*columns
-	used   int // workers used by this batch
-	rows   int
-	maxObs int64
-	token  string
+	b     *batch
+	cols  []*columns
+	used  int // workers used by this batch
+	rows  int
+	token string
 }
 
 // partState is what the writer knows of one partition.
@@ -179,11 +195,11 @@ type partState struct {
 type workerStats struct {
 	decoded int
 	dead    map[parse.ErrReason]int
-	maxObs  int64
 }
 
 // New returns a Pipeline reading r (a consumer-group kafka.Reader on
-// cfg.Topics) and writing through conn (native protocol).
+// cfg.Topics) and writing through conn (native protocol). Unless
+// cfg.LagInterval < 0, it also polls the lag of r's consumer group.
 func New(cfg Config, r *kafka.Reader, conn driver.Conn) (*Pipeline, error) {
 	cfg.defaults()
 	if cfg.Progress == nil {
@@ -199,7 +215,15 @@ func New(cfg Config, r *kafka.Reader, conn driver.Conn) (*Pipeline, error) {
 		insertSQL: "INSERT INTO " + cfg.Table + " (" + strings.Join(LandingColumns, ", ") + ")",
 		parts:     map[TopicPartition]*partState{},
 		win:       newWindow(cfg.DedupWindow),
-		lag:       map[TopicPartition]partLag{},
+	}
+	if cfg.LagInterval > 0 && r != nil && r.Config().GroupID != "" {
+		client := cfg.LagClient
+		if client == nil {
+			c, t := newLagClient(r.Config(), cfg.Topics)
+			client, p.lagClose = c, t.CloseIdleConnections
+		}
+		p.flight = newInflight()
+		p.lag = newLagMonitor(client, r.Config().GroupID, cfg.Topics, cfg.LagInterval, p.m, p.warn, p.flight)
 	}
 	for i := 0; i < cfg.Workers; i++ {
 		p.decs = append(p.decs, parse.NewDecoder(cfg.Decoder))
@@ -223,7 +247,9 @@ func (p *Pipeline) Failure() error {
 // Run consumes until ctx is cancelled, then flushes what it fetched, inserts
 // it, commits and returns nil, all within ShutdownTimeout. After a permanent
 // failure it stops consuming, reports it (logs, metric, Ready) and waits for
-// ctx to return the *PermanentError. The caller closes the reader after Run.
+// ctx to return the *PermanentError. The lag is polled from Run's start
+// until ctx ends, whatever the stages do. The caller closes the reader
+// after Run.
 func (p *Pipeline) Run(ctx context.Context) error {
 	p.running.Store(true)
 	defer p.running.Store(false)
@@ -275,6 +301,15 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); p.retainLoop(fetchCtx) }()
 	}
+	lagCtx, stopLag := context.WithCancel(ctx)
+	defer stopLag()
+	if p.lag != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); p.lag.run(lagCtx) }()
+		if p.lagClose != nil {
+			defer p.lagClose()
+		}
+	}
 
 	err := p.insertLoop(hard, decoded, slots, free)
 	var perm *PermanentError
@@ -292,6 +327,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		<-ctx.Done()
 	}
 	cancelHard()
+	stopLag()
 	if decodeDone != nil {
 		<-decodeDone
 	}
@@ -397,6 +433,9 @@ func (p *Pipeline) decodeLoop(hard context.Context, in <-chan *batch, out chan<-
 			return hard.Err()
 		}
 		s.b = b
+		if p.flight != nil {
+			p.flight.note(b)
+		}
 		if err := p.filterReplays(hard, b); err != nil {
 			return err
 		}
@@ -429,7 +468,6 @@ func (p *Pipeline) insertLoop(hard context.Context, in <-chan *slot, freeSlots c
 			p.m.LastInsert.SetToCurrentTime()
 		}
 		p.commit(hard, p.ledger.Written(seq))
-		p.updateLag(b, s.maxObs)
 		b.reset()
 		s.b = nil
 		freeBatches <- b
@@ -605,7 +643,7 @@ func (p *Pipeline) decode(s *slot, now time.Time) {
 func (p *Pipeline) decodeChunk(w int, cols *columns, b *batch, idx []int, ingested int64) {
 	dec, rec, st := p.decs[w], &p.recs[w], &p.stats[w]
 	cols.reset()
-	st.decoded, st.maxObs = 0, 0
+	st.decoded = 0
 	clear(st.dead)
 	var raw []byte
 	for _, i := range idx {
@@ -630,9 +668,6 @@ func (p *Pipeline) decodeChunk(w int, cols *columns, b *batch, idx []int, ingest
 			p.bad.Log(slog.LevelWarn, "message dead-lettered", "partition", m.Partition, "offset", m.Offset,
 				"reason", string(de.Reason), "error", de.Error())
 		}
-		if o := int64(cols.observedAtMS[cols.n-1]); o > st.maxObs {
-			st.maxObs = o
-		}
 	}
 }
 
@@ -640,7 +675,7 @@ func (p *Pipeline) decodeChunk(w int, cols *columns, b *batch, idx []int, ingest
 // first copy wins, in partition order), and accounts the batch's metrics.
 func (p *Pipeline) dedupAndCount(s *slot) {
 	resent := 0
-	s.rows, s.maxObs = 0, 0
+	s.rows = 0
 	for w := 0; w < s.used; w++ {
 		c := s.cols[w]
 		if cap(p.keep) < c.n {
@@ -663,7 +698,6 @@ func (p *Pipeline) dedupAndCount(s *slot) {
 		for r, n := range st.dead {
 			p.m.DeadLetter.WithLabelValues(string(r)).Add(float64(n))
 		}
-		s.maxObs = max(s.maxObs, st.maxObs)
 	}
 	if resent > 0 {
 		p.m.Skipped.WithLabelValues("resent").Add(float64(resent))
@@ -803,47 +837,6 @@ func (p *Pipeline) commit(hard context.Context, adv map[TopicPartition]int64) {
 	if err := p.r.CommitMessages(ctx, msgs...); err != nil {
 		p.m.CommitErrors.Inc()
 		p.warn.Log(slog.LevelWarn, "kafka commit failed; the rows are in ClickHouse and the next commit covers them", "error", err)
-	}
-}
-
-// partLag is one partition's lag as of the last batch that held it.
-type partLag struct {
-	msgs int64
-	seen time.Time
-}
-
-// lagExpiry forgets a partition that no batch held for this long. A
-// partition this member owns and lags on turns up in every few batches; one
-// that moved to another member in a rebalance never does again, and its
-// last lag must not stay in the sum. An idle partition expires too, with
-// nothing to add (its lag was 0).
-const lagExpiry = time.Minute
-
-func (p *Pipeline) updateLag(b *batch, maxObsMS int64) {
-	p.updateLagAt(b, maxObsMS, time.Now())
-}
-
-func (p *Pipeline) updateLagAt(b *batch, maxObsMS int64, now time.Time) {
-	for i := range b.msgs {
-		m := &b.msgs[i]
-		if i+1 < len(b.msgs) && b.msgs[i+1].Partition == m.Partition && b.msgs[i+1].Topic == m.Topic {
-			continue // the last message of a run of one partition has its lag
-		}
-		if m.HighWaterMark > 0 {
-			p.lag[TopicPartition{m.Topic, int32(m.Partition)}] = partLag{msgs: max(m.HighWaterMark-m.Offset-1, 0), seen: now}
-		}
-	}
-	var sum int64
-	for part, l := range p.lag {
-		if now.Sub(l.seen) > lagExpiry {
-			delete(p.lag, part)
-			continue
-		}
-		sum += l.msgs
-	}
-	p.m.LagMessages.Set(float64(sum))
-	if maxObsMS > 0 {
-		p.m.LagSeconds.Set(max(float64(now.UnixMilli()-maxObsMS)/1000, 0))
 	}
 }
 
