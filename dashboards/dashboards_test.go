@@ -84,7 +84,8 @@ func TestAlertLinks(t *testing.T) {
 			vars[s.UID] = append(vars[s.UID], v.Name)
 		}
 	}
-	re := regexp.MustCompile(`dashboard:\s*"?[^"\s]*/d/([A-Za-z0-9_-]+)[^"\s?]*(\?[^"\s]*)?`)
+	// dashboard: '<base URL template>/d/<uid>/<slug>?var-x={{ ... }}&...'
+	re := regexp.MustCompile(`dashboard:\s*['"][^\n]*?/d/([A-Za-z0-9_-]+)[^'"\s?]*(\?[^'"\n]*)?`)
 	reVar := regexp.MustCompile(`var-([A-Za-z0-9_]+)=`)
 	n := 0
 	for _, f := range files {

@@ -29,12 +29,14 @@ func Pipeline() *dashboard.DashboardBuilder {
 			Thresholds(thresholds(step(nil, "green"), step(f(120), "orange"), step(f(600), "red"))).
 			Height(4).Span(4)).
 		WithPanel(single("Lag (messages)").
+			Description("Messages after the group's committed offsets, from Kafka (every ingester reports the whole group: max, not sum).").
 			Datasource(promRef()).
-			WithTarget(PromInstant("sum(errtrail_ingest_consumer_lag_messages)", "lag")).
+			WithTarget(PromInstant("max(errtrail_ingest_consumer_lag_messages)", "lag")).
 			Decimals(0).GraphMode(common.BigValueGraphModeArea).
 			Thresholds(thresholds(step(nil, "green"), step(f(100000), "orange"))).
 			Height(4).Span(4)).
 		WithPanel(single("Lag (seconds)").
+			Description("Age of the oldest message not yet committed (its Kafka timestamp); 0 when caught up.").
 			Datasource(promRef()).
 			WithTarget(PromInstant("max(errtrail_ingest_consumer_lag_seconds)", "lag")).
 			Unit("s").GraphMode(common.BigValueGraphModeArea).
@@ -60,15 +62,29 @@ func Pipeline() *dashboard.DashboardBuilder {
 			Unit("s").ColorMode(common.BigValueColorModeBackground).GraphMode(common.BigValueGraphModeNone).
 			Thresholds(thresholds(step(nil, "green"), step(f(60), "red"))).
 			Height(4).Span(4)).
+		WithPanel(single("Baseline history").
+			Description("Baseline the alerter has data for; below --history.min (10m) callers are judged only against their peers and limit-too-low is not claimed (docs/alerting.md#history).").
+			Datasource(promRef()).
+			WithTarget(PromInstant("max(errtrail_alerter_history_seconds)", "history")).
+			Unit("s").Decimals(0).GraphMode(common.BigValueGraphModeNone).
+			Thresholds(thresholds(step(nil, "orange"), step(f(600), "green"))).
+			Height(4).Span(4)).
+		WithPanel(single("Agents over the cap").
+			Description("Agents beyond --agent.top-k summed into agent=\"(other)\" (docs/operations.md#agent-cap).").
+			Datasource(promRef()).
+			WithTarget(PromInstant("max(errtrail_alerter_agents_capped)", "capped")).
+			Decimals(0).GraphMode(common.BigValueGraphModeNone).
+			Thresholds(thresholds(step(nil, "green"), step(f(1), "orange"))).
+			Height(4).Span(4)).
 		WithRow(row("Ingest")).
 		WithPanel(ts("Consumer lag (messages)").
 			Datasource(promRef()).
-			WithTarget(Prom("errtrail_ingest_consumer_lag_messages", "{{instance}}")).
+			WithTarget(Prom("max(errtrail_ingest_consumer_lag_messages)", "lag")).
 			Legend(legendTable("max", "last")).Height(8).Span(12)).
 		WithPanel(ts("Consumer lag (seconds)").
-			Description("Now minus the observation time of the newest inserted event; 0 when caught up.").
+			Description("Age of the oldest message not yet committed, polled from Kafka independent of inserts; 0 when caught up (docs/ingest.md).").
 			Datasource(promRef()).
-			WithTarget(Prom("errtrail_ingest_consumer_lag_seconds", "{{instance}}")).
+			WithTarget(Prom("max(errtrail_ingest_consumer_lag_seconds)", "oldest uncommitted")).
 			Unit("s").Legend(legendTable("max", "last")).Height(8).Span(12)).
 		WithPanel(ts("Throughput").
 			Datasource(promRef()).
