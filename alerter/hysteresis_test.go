@@ -87,3 +87,38 @@ func TestAgentCap(t *testing.T) {
 		t.Errorf("under the cap: capped %d, exported %d; want 0, 22", v.AgentsCapped, len(v.Agents))
 	}
 }
+
+// TestPeers: without history, a caller is compared with the agent's other
+// callers that are busy enough to be a yardstick (>= 5 errors a minute);
+// with fewer than two such peers nothing is claimed.
+func TestPeers(t *testing.T) {
+	cfg := DefaultConfig()
+	run := func(rates map[string]int64) *Verdicts {
+		in := &Input{Now: now}
+		for c, n := range rates {
+			current(in, "a", c, q(n))
+		}
+		return Evaluate(&cfg, in, nil)
+	}
+	// The onset of an incident that hits everyone: the others' first few
+	// errors are no yardstick.
+	v := run(map[string]int64{"importer": 40, "c1": 2, "c2": 3, "c3": 1})
+	if len(v.Callers) != 0 {
+		t.Errorf("runaway against peers with 1-3 errors a minute: %+v", v.Callers)
+	}
+	if a := agent(t, v, "a"); a.UndecidedCallers != 1 || v.HistorySufficient {
+		t.Errorf("undecided = %d, history sufficient %v; want 1, false", a.UndecidedCallers, v.HistorySufficient)
+	}
+	// Peers at 8 and 15 a minute, one caller at 300: a runaway by peers.
+	v = run(map[string]int64{"spiky": 300, "n1": 8, "n2": 15})
+	if len(v.Callers) != 1 || v.Callers[0].Caller != "spiky" || v.Callers[0].By != ByPeers {
+		t.Fatalf("Callers = %+v; want spiky, by peers", v.Callers)
+	}
+	if s := v.Callers[0].Score; s < 25 || s > 27 {
+		t.Errorf("score = %v; want 300 / median(8, 15) = 26.1", s)
+	}
+	// A caller at its peers' level is no runaway.
+	if v := run(map[string]int64{"greedy": 40, "n1": 8, "n2": 15}); len(v.Callers) != 0 {
+		t.Errorf("runaway at 40 a minute beside peers at 8 and 15: %+v", v.Callers)
+	}
+}

@@ -260,12 +260,14 @@ func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 		av := AgentVerdict{Agent: name, ActiveCallers: len(a.callers),
 			UntypedRatio: math.NaN(), UnknownRatio: math.NaN()}
 		var total, quota, unknown, untyped, ovRecent, ovClear int64
-		// The window rates of the callers with errors in the window, for
-		// the peer comparisons.
+		// The window rates of the callers busy enough to be compared with
+		// (at least Runaway.RiseMinPerMin errors a minute), for the peer
+		// comparisons: at the onset of an incident that hits every caller,
+		// the others' first few errors are no yardstick yet.
 		var peerRates []float64
 		for _, c := range a.callers {
-			if c.w.Total > 0 {
-				peerRates = append(peerRates, perMin(c.w.Total))
+			if r := perMin(c.w.Total); r >= cfg.Runaway.RiseMinPerMin && r > 0 {
+				peerRates = append(peerRates, r)
 			}
 		}
 		sort.Float64s(peerRates)
@@ -314,7 +316,7 @@ func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 			// must also stand out from the agent's other callers now.
 			if (!established || !c.seen) && r >= cfg.Runaway.MinPerMin {
 				peers := len(peerRates)
-				if c.w.Total > 0 {
+				if r >= cfg.Runaway.RiseMinPerMin && r > 0 {
 					peers-- // c itself
 				}
 				switch {

@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,52 +30,38 @@ import (
 )
 
 // rig is one run's share of the stack: its own Kafka topic, consumer group
-// and ClickHouse database, the built binaries, and the scrape addresses of
-// the stack's Prometheus.
+// and ClickHouse database, the built binaries, and the addresses its
+// ingester and alerters listen on (scraped by the test's own Prometheus,
+// startPromStack).
 type rig struct {
 	t       *testing.T
 	root    string
 	id      string
 	brokers []string
 	chAddr  string
-	prom    string // host:port of the stack's Prometheus
+	prom    string // host:port of the test's Prometheus, once started
 	conn    driver.Conn
 
 	topic, group, db string
 	bin              string // folder with ingest and alerter
 
-	alerterAddr string // what Prometheus scrapes as job errtrail-alerter
-	ingestAddr  string // job errtrail-ingest when free, else a free port
+	alerterAddrs []string // one per alerter the rig may run
+	ingestAddr   string
 }
 
 // newRig finds the servers (failing in CI, skipping elsewhere when one is
-// missing), takes the machine-wide e2e lock, checks that Prometheus has
-// errtrail's rules, builds cmd/ingest and cmd/alerter and creates the run's
-// topic. Everything it creates is removed when the test ends
-// (ERRTRAIL_KEEP_TEST_DATA=1 keeps the database and topic).
-func newRig(t *testing.T) *rig {
+// missing), builds cmd/ingest and cmd/alerter and creates the run's topic,
+// with room for alerters alerters. Everything it creates is removed when the
+// test ends (ERRTRAIL_KEEP_TEST_DATA=1 keeps the database and topic).
+func newRig(t *testing.T, alerters int) *rig {
 	t.Helper()
 	r := &rig{t: t, root: moduleRoot(t)}
 	r.brokers = strings.Split(testenv.Kafka(t), ",")
 	r.chAddr = strings.Split(testenv.ClickHouse(t), ",")[0]
-	r.prom = testenv.Prometheus(t)
-
-	lockE2E(t)
-
-	r.alerterAddr = r.scrapeTarget("errtrail-alerter")
-	r.ingestAddr = r.scrapeTarget("errtrail-ingest")
-	if !portFree(r.alerterAddr) {
-		msg := fmt.Sprintf("the stack's Prometheus scrapes the alerter at %s, but another process listens there (a demo or another alerter?)", r.alerterAddr)
-		if testenv.InCI() {
-			t.Fatal(msg)
-		}
-		t.Skip("skipped outside CI: " + msg)
+	for i := 0; i < alerters; i++ {
+		r.alerterAddrs = append(r.alerterAddrs, freeAddr(t))
 	}
-	if !portFree(r.ingestAddr) {
-		t.Logf("ingest metrics address %s is taken; this run's ingester listens elsewhere (pipeline alerts are not asserted)", r.ingestAddr)
-		r.ingestAddr = freeAddr(t)
-	}
-	r.ensureRules()
+	r.ingestAddr = freeAddr(t)
 
 	r.id = fmt.Sprintf("%06x", rand.Uint32()&0xffffff)
 	r.topic = "errtrail.e2e." + r.id
@@ -91,15 +76,7 @@ func newRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	r.conn = conn
-
-	r.bin = t.TempDir()
-	start := time.Now()
-	cmd := exec.Command("go", "build", "-o", r.bin+string(os.PathSeparator), "./cmd/ingest", "./cmd/alerter")
-	cmd.Dir = r.root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/ingest ./cmd/alerter: %v\n%s", err, out)
-	}
-	t.Logf("built cmd/ingest and cmd/alerter in %s", time.Since(start).Round(time.Millisecond))
+	r.bin = buildBinaries(t, r.root)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -119,9 +96,36 @@ func newRig(t *testing.T) *rig {
 		c := &kafka.Client{Addr: kafka.TCP(r.brokers...), Timeout: 10 * time.Second}
 		_, _ = c.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: []string{r.topic}})
 	})
-	t.Logf("run %s: topic %s, group %s, database %s; alerter on %s, ingest on %s, Prometheus %s",
-		r.id, r.topic, r.group, r.db, r.alerterAddr, r.ingestAddr, r.prom)
+	t.Logf("run %s: topic %s, group %s, database %s; alerters on %v, ingest on %s",
+		r.id, r.topic, r.group, r.db, r.alerterAddrs, r.ingestAddr)
 	return r
+}
+
+var built struct {
+	once sync.Once
+	dir  string
+	err  error
+	out  []byte
+}
+
+// buildBinaries builds cmd/ingest and cmd/alerter once per test binary.
+func buildBinaries(t *testing.T, root string) string {
+	t.Helper()
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "errtrail-e2e-bin-")
+		if built.err != nil {
+			return
+		}
+		start := time.Now()
+		cmd := exec.Command("go", "build", "-o", built.dir+string(os.PathSeparator), "./cmd/ingest", "./cmd/alerter")
+		cmd.Dir = root
+		built.out, built.err = cmd.CombinedOutput()
+		t.Logf("built cmd/ingest and cmd/alerter in %s", time.Since(start).Round(time.Millisecond))
+	})
+	if built.err != nil {
+		t.Fatalf("go build ./cmd/ingest ./cmd/alerter: %v\n%s", built.err, built.out)
+	}
+	return built.dir
 }
 
 // startIngest runs `ingest run` on the rig's topic, group and database and
@@ -136,15 +140,18 @@ func (r *rig) startIngest(extra ...string) *proc {
 	return p
 }
 
-// startAlerter runs the alerter on the address Prometheus scrapes, with the
-// given flags on top of the connection flags, and waits until Prometheus
-// scrapes it successfully.
-func (r *rig) startAlerter(extra ...string) *proc {
+// startAlerter runs alerter i of the rig on its address, with the given
+// flags on top of the connection flags, and waits until it is ready and,
+// when the test's Prometheus runs, scraped.
+func (r *rig) startAlerter(i int, extra ...string) *proc {
+	addr := r.alerterAddrs[i]
 	args := append([]string{"--clickhouse.addr=" + r.chAddr, "--clickhouse.database=" + r.db,
-		"--http.listen-address=" + r.alerterAddr}, extra...)
-	p := r.start("alerter", args...)
-	p.waitHTTP("http://"+r.alerterAddr+"/readyz", time.Minute)
-	r.waitScraped("errtrail-alerter", 30*time.Second)
+		"--http.listen-address=" + addr}, extra...)
+	p := r.start(fmt.Sprintf("alerter-%d", i), args...)
+	p.waitHTTP("http://"+addr+"/readyz", time.Minute)
+	if r.prom != "" {
+		r.waitScraped(addr, 30*time.Second)
+	}
 	return p
 }
 
@@ -167,7 +174,11 @@ func (r *rig) start(name string, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(r.bin, name), args...)
+	bin := name
+	if strings.HasPrefix(name, "alerter") {
+		bin = "alerter"
+	}
+	cmd := exec.Command(filepath.Join(r.bin, bin), args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		f.Close()
@@ -287,28 +298,9 @@ func (r *rig) targets() ([]promTarget, error) {
 	return resp.Data.ActiveTargets, err
 }
 
-// scrapeTarget returns host:port of the stack Prometheus's target for job.
-func (r *rig) scrapeTarget(job string) string {
-	r.t.Helper()
-	ts, err := r.targets()
-	if err != nil {
-		r.t.Fatalf("Prometheus targets: %v", err)
-	}
-	for _, tg := range ts {
-		if tg.Labels["job"] == job {
-			u, err := url.Parse(tg.ScrapeURL)
-			if err != nil {
-				r.t.Fatalf("target %s: %v", job, err)
-			}
-			return u.Host
-		}
-	}
-	r.t.Fatalf("the stack's Prometheus (%s) has no scrape job %s; is it the stack of scripts/stack?", r.prom, job)
-	return ""
-}
-
-// waitScraped waits until Prometheus scraped job successfully after now.
-func (r *rig) waitScraped(job string, within time.Duration) {
+// waitScraped waits until Prometheus scraped the target at addr
+// successfully after now.
+func (r *rig) waitScraped(addr string, within time.Duration) {
 	r.t.Helper()
 	since := time.Now()
 	deadline := since.Add(within)
@@ -316,60 +308,15 @@ func (r *rig) waitScraped(job string, within time.Duration) {
 		ts, err := r.targets()
 		if err == nil {
 			for _, tg := range ts {
-				if tg.Labels["job"] == job && tg.Health == "up" && tg.LastScrape.After(since) {
+				if tg.Labels["instance"] == addr && tg.Health == "up" && tg.LastScrape.After(since) {
 					return
 				}
 			}
 		}
 		if time.Now().After(deadline) {
-			r.t.Fatalf("Prometheus did not scrape %s successfully within %s (targets: %+v, err %v)", job, within, ts, err)
+			r.t.Fatalf("Prometheus did not scrape %s successfully within %s (targets: %+v, err %v)", addr, within, ts, err)
 		}
 		time.Sleep(500 * time.Millisecond)
-	}
-}
-
-// ensureRules checks that Prometheus evaluates errtrail's rule groups. A
-// Prometheus started before the rule files were valid runs without them;
-// `scripts/stack up` rewrites its configuration (same ports) and reloads it.
-func (r *rig) ensureRules() {
-	r.t.Helper()
-	want := []string{"errtrail-verdicts", "errtrail-pipeline"}
-	have := func() []string {
-		var resp struct {
-			Data struct {
-				Groups []struct {
-					Name string `json:"name"`
-				} `json:"groups"`
-			} `json:"data"`
-		}
-		if err := r.promGet("/api/v1/rules", &resp); err != nil {
-			r.t.Fatalf("Prometheus rules: %v", err)
-		}
-		var missing []string
-		for _, w := range want {
-			found := false
-			for _, g := range resp.Data.Groups {
-				found = found || g.Name == w
-			}
-			if !found {
-				missing = append(missing, w)
-			}
-		}
-		return missing
-	}
-	missing := have()
-	if len(missing) == 0 {
-		return
-	}
-	r.t.Logf("Prometheus lacks rule groups %v; reloading its configuration with scripts/stack up", missing)
-	testenv.Stack(r.t, "up")
-	deadline := time.Now().Add(30 * time.Second)
-	for len(missing) > 0 {
-		if time.Now().After(deadline) {
-			r.t.Fatalf("Prometheus still lacks rule groups %v after scripts/stack up (does promtool accept alerts/*.yml?)", missing)
-		}
-		time.Sleep(time.Second)
-		missing = have()
 	}
 }
 
@@ -562,7 +509,7 @@ func (r *rig) watch(every time.Duration) *monitor {
 	}
 	m.done.Add(2)
 	go poll("alerter", func() error {
-		ss, err := scrape("http://" + r.alerterAddr + "/metrics")
+		ss, err := scrape("http://" + r.alerterAddrs[0] + "/metrics")
 		if err != nil {
 			return err
 		}
@@ -712,39 +659,6 @@ func moduleRoot(t testing.TB) string {
 	}
 }
 
-// lockE2E takes a machine-wide lock for the rest of the test: the alerter
-// must listen on the one address the stack's Prometheus scrapes.
-func lockE2E(t *testing.T) {
-	t.Helper()
-	path := filepath.Join(os.TempDir(), "errtrail-e2e.lock")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o666)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(15 * time.Minute)
-	logged := false
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			t.Fatalf("lock %s: %v", path, err)
-		}
-		if !logged {
-			t.Logf("waiting for another e2e run to release %s", path)
-			logged = true
-		}
-		if time.Now().After(deadline) {
-			f.Close()
-			t.Fatalf("another e2e run held %s for 15 minutes", path)
-		}
-		time.Sleep(time.Second)
-	}
-	t.Cleanup(func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() })
-}
-
 func portFree(addr string) bool {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -817,4 +731,47 @@ func (r *rig) stored() (errs, dead uint64, err error) {
 	err = r.query(fmt.Sprintf("SELECT (SELECT count() FROM %[1]s.errors FINAL), (SELECT count() FROM %[1]s.dead_letter FINAL)", r.db),
 		func(rows driver.Rows) error { return rows.Scan(&errs, &dead) })
 	return errs, dead, err
+}
+
+// matchingSamplesFunc is matchingSamples restricted to the label sets keep
+// accepts.
+func (m *monitor) matchingSamplesFunc(name string, labels map[string]string, ok func(float64) bool, keep func(map[string]string) bool) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, o := range m.verdicts {
+		for _, s := range o.Samples {
+			if s.Name == name && labelsMatch(s.Labels, labels) && ok(s.Value) && keep(s.Labels) {
+				out = append(out, o.At.Format("15:04:05")+" "+s.String())
+			}
+		}
+	}
+	return out
+}
+
+// firingEpisodes returns the [start, end) of each stretch of polls in which
+// Prometheus reported an alert with labels as firing; end is zero while it
+// still fires at the last poll.
+func (m *monitor) firingEpisodes(labels map[string]string) [][2]time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out [][2]time.Time
+	on := false
+	for _, o := range m.alerts {
+		firing := false
+		for _, a := range o.Alerts {
+			if a.State == "firing" && labelsMatch(a.Labels, labels) {
+				firing = true
+				break
+			}
+		}
+		switch {
+		case firing && !on:
+			out = append(out, [2]time.Time{o.At})
+		case !firing && on:
+			out[len(out)-1][1] = o.At
+		}
+		on = firing
+	}
+	return out
 }

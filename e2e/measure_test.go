@@ -46,9 +46,10 @@ func envInt(key string, def int) int {
 // ERRTRAIL_MEASURE_RUNS (3) runs uses a new agent.
 func TestMeasureOnsetToAlert(t *testing.T) {
 	needMeasure(t)
-	r := newRig(t)
+	r := newRig(t, 1)
+	startPromStack(t, r)
 	r.startIngest()
-	r.startAlerter() // default flags
+	r.startAlerter(0) // default flags
 	const baseline = 45 * time.Second
 
 	type result struct {
@@ -91,7 +92,7 @@ func TestMeasureOnsetToAlert(t *testing.T) {
 				}
 			}
 			if tVerdict.IsZero() {
-				if ss, err := scrape("http://" + r.alerterAddr + "/metrics"); err == nil {
+				if ss, err := scrape("http://" + r.alerterAddrs[0] + "/metrics"); err == nil {
 					for _, s := range ss {
 						if s.Name == ns+"agent_overloaded" && s.Labels["agent"] == agent && s.Value == 1 {
 							tVerdict = now
@@ -144,7 +145,7 @@ func TestMeasureOnsetToAlert(t *testing.T) {
 // system.query_log and the alerter's own Observe hook.
 func TestMeasureQueryCost(t *testing.T) {
 	needMeasure(t)
-	r := newRig(t)
+	r := newRig(t, 1)
 	rows := envInt("ERRTRAIL_MEASURE_ROWS", 10_000_000)
 	spreads := strings.Split(os.Getenv("ERRTRAIL_MEASURE_SPREADS"), ",")
 	if spreads[0] == "" {

@@ -33,6 +33,8 @@ type scenarioRun struct {
 	want  []check
 	never []check
 
+	history time.Duration // published before the scenario plays
+
 	mu      sync.Mutex
 	started time.Time
 	met     map[string]time.Duration // want -> when first met, since started
@@ -127,9 +129,49 @@ func neverFiring(what string, labels map[string]string, match func(promAlert) bo
 
 // ---------------------------------------------------------------- the scenarios
 
+// verdictKey names one verdict series: a family of the alerter and the
+// labels a scenario allows it to be 1 with ("*" for any value).
+type verdictKey struct {
+	family string
+	labels map[string]string
+}
+
+// verdictFamilies are every verdict the alerter exports: a scenario says
+// which may be 1 for its agents, and every other one must never be.
+var verdictFamilies = []string{"agent_overloaded", "limit_too_low", "untyped_errors", "gateway_mangling",
+	"caller_runaway", "caller_retry_storm"}
+
+// onlyVerdicts: for every agent of the scenario, no verdict family is ever 1
+// except those allowed.
+func onlyVerdicts(s *scenarioRun, allowed ...verdictKey) check {
+	return check{what: "no verdict but " + fmt.Sprint(allowed), eval: func(m *monitor) (bool, string) {
+		var hits []string
+		for _, a := range s.agents {
+			for _, f := range verdictFamilies {
+				for _, h := range m.matchingSamplesFunc(ns+f, lbl("agent", a), one, func(l map[string]string) bool {
+					for _, k := range allowed {
+						if k.family == f && labelsMatch(l, k.labels) {
+							return false
+						}
+					}
+					return true
+				}) {
+					hits = append(hits, h)
+				}
+			}
+		}
+		if len(hits) == 0 {
+			return true, ""
+		}
+		return false, fmt.Sprintf("%d observations, first %s", len(hits), hits[0])
+	}}
+}
+
 // scenarioRuns builds the seven scenarios of issue 4 §4 with agents renamed
-// for this run, and their expectations.
-func scenarioRuns(t *testing.T, root, runID string) []*scenarioRun {
+// for this run, and their expectations: on a fresh database (history false:
+// the alerter has less than --history.min of baseline all along) or after
+// an hour of history published by the load tool.
+func scenarioRuns(t *testing.T, root, runID string, history bool) []*scenarioRun {
 	var runs []*scenarioRun
 	add := func(file string, expect func(s *scenarioRun, at func(time.Duration) func() time.Time)) {
 		sc, err := loadgen.LoadScenario(filepath.Join(root, "scenarios", file+".yaml"))
@@ -138,6 +180,9 @@ func scenarioRuns(t *testing.T, root, runID string) []*scenarioRun {
 		}
 		s := &scenarioRun{file: file, sc: sc, met: map[string]time.Duration{}, done: make(chan struct{})}
 		s.agents = renameAgents(sc, func(a string) string { return "e2e-" + runID + "-" + file + "-" + a })
+		if history {
+			s.history = time.Hour
+		}
 		at := func(d time.Duration) func() time.Time {
 			return func() time.Time {
 				s.mu.Lock()
@@ -154,7 +199,6 @@ func scenarioRuns(t *testing.T, root, runID string) []*scenarioRun {
 		}
 		runs = append(runs, s)
 	}
-	anyCaller := "*"
 
 	// Seed 002's worked example: 30 calls at once against 60/min, burst 10.
 	// 20 quota rejections for orchestrator-7 only; the limiter working is no
@@ -167,9 +211,7 @@ func scenarioRuns(t *testing.T, root, runID string) []*scenarioRun {
 		}
 		s.never = []check{
 			neverSample("quota for a second caller", "quota_callers", lbl("agent", w), func(v float64) bool { return v > 1 }, nil),
-			neverSample("overload verdict", "agent_overloaded", lbl("agent", w), one, nil),
-			neverSample("runaway verdict", "caller_runaway", lbl("agent", w, "caller", anyCaller), one, nil),
-			neverSample("limit-too-low verdict", "limit_too_low", lbl("agent", w), one, nil),
+			onlyVerdicts(s),
 			neverFiring("no alert at all for "+w, lbl("agent", w), nil),
 		}
 	})
@@ -195,45 +237,70 @@ func scenarioRuns(t *testing.T, root, runID string) []*scenarioRun {
 			neverSample("healthy agent not overloaded", "agent_overloaded", lbl("agent", b), one, nil),
 			neverFiring("no page for "+b, lbl("agent", b, "severity", "page"), nil),
 			// 503s for every caller are the agent failing, not callers
-			// running away. (batch-importer, ~33 rejections a minute with
-			// its retries from a cold start, does read as a runaway ticket
-			// until the overload lifts the others: with no history its
-			// baseline median is 0, exactly as for a caller that was quiet
-			// for an hour. That is the verdict as defined, and no page.)
-			neverSample("no client runaway under overload", "caller_runaway", lbl("agent", o, "caller", anyCaller), one,
-				func(l map[string]string) bool { return l["caller"] == "batch-importer" }),
-			neverSample("no limit-too-low", "limit_too_low", lbl("agent", o), one, nil),
+			// running away; batch-importer's steady quota is its usual self
+			// (with history) or has no past to rise from and no peers with
+			// errors before the onset (fresh).
+			onlyVerdicts(s, verdictKey{"agent_overloaded", lbl("agent", o)}),
+			onePage(lbl("alertname", "ErrtrailAgentOverloaded", "agent", o)),
 		}
 	})
 
 	// A limit that is too low: every caller 429 alike from minute 2 to 4.
 	add("limit-too-low", func(s *scenarioRun, at func(time.Duration) func() time.Time) {
 		l := s.agent("research-agent")
+		if !history {
+			// A fresh database: too little history to tell a rise, and
+			// the alerter says so instead of claiming one.
+			s.want = []check{
+				seen("limit too low undecided", at(2*time.Minute), "limit_too_low_undecided", lbl("agent", l), one),
+			}
+			s.never = []check{
+				onlyVerdicts(s),
+				neverFiring("no limit-too-low alert without history", lbl("alertname", "ErrtrailLimitTooLow", "agent", l), nil),
+			}
+			return
+		}
 		s.want = []check{
 			seen("limit too low", at(2*time.Minute), "limit_too_low", lbl("agent", l), one),
 			firing(lbl("alertname", "ErrtrailLimitTooLow", "agent", l, "severity", "ticket")),
 		}
 		s.never = []check{
-			neverSample("no runaway caller", "caller_runaway", lbl("agent", l, "caller", anyCaller), one, nil),
+			onlyVerdicts(s, verdictKey{"limit_too_low", lbl("agent", l)}),
 			neverFiring("no runaway alert", lbl("alertname", "ErrtrailRunawayCaller", "agent", l), nil),
-			neverSample("not overloaded", "agent_overloaded", lbl("agent", l), one, nil),
+			{what: "no limit-too-low before the onset", eval: func(m *monitor) (bool, string) {
+				t0, sm, found := m.firstSample(time.Time{}, ns+"limit_too_low", lbl("agent", l), one)
+				if found && t0.Before(at(2*time.Minute)()) {
+					return false, t0.Format("15:04:05") + " " + sm.String()
+				}
+				return true, ""
+			}},
 		}
 	})
 
 	// A runaway loop: looping-caller at 50x from minute 2 to 4.
 	add("runaway", func(s *scenarioRun, at func(time.Duration) func() time.Time) {
 		r := s.agent("research-agent")
-		notLooping := func(l map[string]string) bool { return l["caller"] == "looping-caller" }
+		if !history {
+			// A fresh database: looping-caller had no errors before it
+			// looped, and its neighbours have none to compare with, so a
+			// runaway cannot be claimed; the alerter counts it undecided.
+			s.want = []check{
+				seen("looping-caller undecided", at(2*time.Minute), "runaway_undecided_callers", lbl("agent", r), one),
+			}
+			s.never = []check{
+				onlyVerdicts(s),
+				neverFiring("no runaway alert without history", lbl("alertname", "ErrtrailRunawayCaller", "agent", r), nil),
+			}
+			return
+		}
 		s.want = []check{
 			seen("looping-caller runaway", at(2*time.Minute), "caller_runaway", lbl("agent", r, "caller", "looping-caller"), one),
 			firing(lbl("alertname", "ErrtrailRunawayCaller", "agent", r, "caller", "looping-caller", "severity", "ticket")),
 		}
 		s.never = []check{
-			neverSample("no other caller runaway", "caller_runaway", lbl("agent", r, "caller", anyCaller), one, notLooping),
+			onlyVerdicts(s, verdictKey{"caller_runaway", lbl("agent", r, "caller", "looping-caller")}),
 			neverFiring("no runaway alert for another caller", lbl("alertname", "ErrtrailRunawayCaller", "agent", r),
 				func(a promAlert) bool { return a.Labels["caller"] != "looping-caller" }),
-			neverSample("no limit-too-low", "limit_too_low", lbl("agent", r), one, nil),
-			neverSample("not overloaded", "agent_overloaded", lbl("agent", r), one, nil),
 		}
 	})
 
@@ -253,10 +320,17 @@ func scenarioRuns(t *testing.T, root, runID string) []*scenarioRun {
 			s.never = append(s.never,
 				neverSample("polite-caller never flagged on "+name, "caller_retry_storm", lbl("agent", a, "caller", "polite-caller"), one, nil),
 				neverFiring("no retry-storm alert for polite-caller on "+name, lbl("alertname", "ErrtrailRetryStorm", "agent", a, "caller", "polite-caller"), nil),
-				neverSample("impatient-caller keeps its ids on "+name, "caller_retry_storm", lbl("agent", a, "caller", "impatient-caller"), one,
-					func(l map[string]string) bool { return l["reason"] == "ignored_retry_after" }),
 			)
 		}
+		var allowed []verdictKey
+		for _, name := range []string{"research-agent", "dealer-agent"} {
+			a := s.agent(name)
+			allowed = append(allowed,
+				verdictKey{"caller_retry_storm", lbl("agent", a, "caller", "impatient-caller", "reason", "ignored_retry_after")},
+				verdictKey{"caller_retry_storm", lbl("agent", a, "caller", "rotating-caller", "reason", "rotated_message_id")},
+				verdictKey{"caller_retry_storm", lbl("agent", a, "caller", "rotating-caller", "reason", "rotated_idempotency_key")})
+		}
+		s.never = append(s.never, onlyVerdicts(s, allowed...))
 	})
 
 	// Bare 500s: legacy-agent answers every rejection with a bare 500.
@@ -270,8 +344,10 @@ func scenarioRuns(t *testing.T, root, runID string) []*scenarioRun {
 		s.never = []check{
 			neverSample("not quota", "agent_quota_rejections_per_second", lbl("agent", x), positive, nil),
 			neverSample("not overload", "overload_per_second", lbl("agent", x), positive, nil),
-			neverSample("not overloaded", "agent_overloaded", lbl("agent", x), one, nil),
-			neverSample("no limit-too-low", "limit_too_low", lbl("agent", x), one, nil),
+			// research-agent crashes with bare 500s from minute 1 to 3:
+			// all its errors then are untyped, rightly.
+			onlyVerdicts(s, verdictKey{"untyped_errors", lbl("agent", x)},
+				verdictKey{"untyped_errors", lbl("agent", s.agent("research-agent"))}),
 			neverFiring("no overload or quota alert", lbl("agent", x), func(a promAlert) bool {
 				return a.Labels["alertname"] == "ErrtrailAgentOverloaded" || a.Labels["alertname"] == "ErrtrailLimitTooLow"
 			}),
@@ -291,139 +367,179 @@ func scenarioRuns(t *testing.T, root, runID string) []*scenarioRun {
 		}
 		s.never = []check{
 			neverSample("502s are not overload", "agent_overloaded", lbl("agent", g1), one, nil),
+			// The agents typed their replies; the gateway stripped them:
+			// gateway mangling, not the agents' untyped errors.
+			onlyVerdicts(s, verdictKey{"gateway_mangling", lbl("agent", g1)}, verdictKey{"gateway_mangling", lbl("agent", g2)}),
 		}
 	})
 	return runs
 }
 
-// TestScenarios plays the seven scenarios of issue 4 §4 at once, each with
-// agents of its own, through Kafka, the ingester, ClickHouse, the alerter and
-// the stack's Prometheus, and checks the verdicts, the alerts that must fire
-// and those that must not, and that every message produced is stored.
+// TestScenarios plays the seven scenarios of issue 4 §4 twice at once: on a
+// fresh database, and after an hour of history the load tool publishes
+// first (loadgen Config.History). Each play has agents of its own and its
+// own ingester, alerter and database; one Prometheus of the test's own
+// scrapes both alerters and evaluates the shipped rules. It checks the
+// verdicts, the alerts that must fire and those that must not, through the
+// scenarios' recovery phases, and that every message produced is stored.
 //
 // Time: the scenarios run at real speed. The rules' `for:` durations are real
 // time (15 s to 2 min) and the overload, runaway and limit faults last 2
 // minutes of scenario time; at a higher speed they would end before their
-// alert could fire. The alerter runs with its default windows (1-minute
-// buckets from the errors_1m rollup, the production path) and evaluates
-// every 5 s instead of 15 s. The run stops as soon as every expectation is
-// met (about 4 minutes), cutting the scenarios' recovery phases short.
+// alert could fire. The alerters run with their default windows (the
+// callers_1m rollup and the raw rows of the last minute, the production
+// path) and evaluate every 5 s instead of 10 s.
 func TestScenarios(t *testing.T) {
 	if testing.Short() {
-		t.Skip("e2e: takes about 5 minutes")
+		t.Skip("e2e: takes about 7 minutes")
 	}
-	r := newRig(t)
-	ing := r.startIngest()
-	al := r.startAlerter("--evaluation.interval=5s")
-	m := r.watch(2 * time.Second)
-	watchStart := time.Now()
+	type play struct {
+		name string
+		r    *rig
+		runs []*scenarioRun
+		ing  *proc
+		al   *proc
+		m    *monitor
+	}
+	plays := []*play{{name: "fresh"}, {name: "history"}}
+	var rigs []*rig
+	for _, p := range plays {
+		p.r = newRig(t, 1)
+		rigs = append(rigs, p.r)
+	}
+	startPromStack(t, rigs...)
+	for _, p := range plays {
+		p.ing = p.r.startIngest()
+		p.al = p.r.startAlerter(0, "--evaluation.interval=5s")
+		p.m = p.r.watch(2 * time.Second)
+		p.runs = scenarioRuns(t, p.r.root, p.r.id, p.name == "history")
+	}
 
-	runs := scenarioRuns(t, r.root, r.id)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var longest time.Duration
-	for _, s := range runs {
-		if d := s.sc.Total(); d > longest {
-			longest = d
-		}
-		s.mu.Lock()
-		s.started = time.Now()
-		s.mu.Unlock()
-		go func(s *scenarioRun) {
-			defer close(s.done)
-			rep, err := loadgen.Run(ctx, loadgen.Config{
-				Brokers: r.brokers, Topic: r.topic, Scenario: s.sc,
-				Speed: 1, Clock: "real", Compression: true, KeepIDs: -1,
-			})
-			s.mu.Lock()
-			s.rep, s.err = rep, err
-			s.mu.Unlock()
-		}(s)
-	}
-	t.Logf("started %d scenarios; longest %s", len(runs), longest)
-
-	// Wait until every expectation is met, or the scenarios ended and the
-	// windows had time to catch up.
-	deadline := time.Now().Add(longest + 2*time.Minute)
-	for {
-		pending := 0
-		for _, s := range runs {
-			for _, c := range s.want {
+	for _, p := range plays {
+		for _, s := range p.runs {
+			if d := s.sc.Total(); d > longest {
+				longest = d
+			}
+			go func(r *rig, s *scenarioRun) {
+				defer close(s.done)
+				rep, err := loadgen.Run(ctx, loadgen.Config{
+					Brokers: r.brokers, Topic: r.topic, Scenario: s.sc,
+					Speed: 1, Clock: "real", Compression: true, KeepIDs: -1, History: s.history,
+					OnStart: func(at time.Time) {
+						s.mu.Lock()
+						s.started = at
+						s.mu.Unlock()
+					},
+				})
 				s.mu.Lock()
-				_, done := s.met[c.what]
+				s.rep, s.err = rep, err
 				s.mu.Unlock()
-				if done {
-					continue
+			}(p.r, s)
+		}
+	}
+	t.Logf("started %d scenarios in %d plays; longest %s", len(plays[0].runs)*len(plays), len(plays), longest)
+
+	// Watch every scenario through its recovery phase: until all have
+	// ended and a minute more (the windows, the for durations and the
+	// all-clear), logging each expectation when it is first met.
+	deadline := time.Now().Add(longest + 15*time.Minute) // a hard stop should the load hang
+	for {
+		ended := true
+		for _, p := range plays {
+			for _, s := range p.runs {
+				select {
+				case <-s.done:
+				default:
+					ended = false
 				}
-				if ok, detail := c.eval(m); ok {
+				s.mu.Lock()
+				started := s.started
+				s.mu.Unlock()
+				if started.IsZero() {
+					continue // still publishing its history
+				}
+				for _, c := range s.want {
 					s.mu.Lock()
-					s.met[c.what] = time.Since(s.started)
+					_, done := s.met[c.what]
 					s.mu.Unlock()
-					t.Logf("%-20s after %5.1fs: %s: %s", s.file, time.Since(s.started).Seconds(), c.what, detail)
-					continue
+					if done {
+						continue
+					}
+					if ok, detail := c.eval(p.m); ok {
+						s.mu.Lock()
+						s.met[c.what] = time.Since(started)
+						s.mu.Unlock()
+						t.Logf("%-7s %-20s after %5.1fs: %s: %s", p.name, s.file, time.Since(started).Seconds(), c.what, detail)
+					}
 				}
-				pending++
+			}
+			for _, pr := range []*proc{p.ing, p.al} {
+				if done, err := pr.exited(); done {
+					t.Fatalf("%s %s exited during the run (%v):\n%s", p.name, pr.name, err, tail(pr.log, 30))
+				}
 			}
 		}
-		if pending == 0 {
-			t.Logf("every expectation met after %s", time.Since(watchStart).Round(time.Second))
+		if ended {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("%d expectations not met by the deadline", pending)
-			break
-		}
-		for _, p := range []*proc{ing, al} {
-			if done, err := p.exited(); done {
-				t.Fatalf("%s exited during the run (%v):\n%s", p.name, err, tail(p.log, 30))
-			}
+			t.Fatalf("the scenarios did not end by %s", deadline.Format("15:04:05"))
 		}
 		time.Sleep(2 * time.Second)
 	}
+	time.Sleep(time.Minute)
 
-	// Stop the load (the report counts what Kafka acknowledged), then the
-	// monitor, and judge what it saw.
-	cancel()
+	for _, p := range plays {
+		p.m.close()
+		judge(t, p.name, p.r, p.runs, p.m)
+	}
+}
+
+// judge checks one play: expectations met, prohibitions held, polls all
+// succeeded, and nothing lost.
+func judge(t *testing.T, name string, r *rig, runs []*scenarioRun, m *monitor) {
+	t.Helper()
 	var produced, valid int64
 	perAgent := map[string]int64{}
 	for _, s := range runs {
-		<-s.done
-		if s.err != nil && ctx.Err() == nil {
-			t.Errorf("%s: loadgen: %v", s.file, s.err)
+		if s.err != nil {
+			t.Errorf("%s %s: loadgen: %v", name, s.file, s.err)
 		}
 		if s.rep == nil {
-			t.Fatalf("%s: no report", s.file)
+			t.Fatalf("%s %s: no report", name, s.file)
 		}
 		if s.rep.Failed > 0 {
-			t.Errorf("%s: %d messages Kafka did not take", s.file, s.rep.Failed)
+			t.Errorf("%s %s: %d messages Kafka did not take", name, s.file, s.rep.Failed)
 		}
 		produced += s.rep.Produced
 		valid += s.rep.Valid
 		for _, c := range s.rep.By {
 			perAgent[c.Agent] += c.N
 		}
-		t.Logf("%-20s produced %6d messages in %5.1fs: %v", s.file, s.rep.Produced, s.rep.ElapsedSec, s.rep.ByKind())
+		t.Logf("%-7s %-20s produced %6d messages in %5.1fs: %v", name, s.file, s.rep.Produced, s.rep.ElapsedSec, s.rep.ByKind())
 	}
-	m.close()
-
 	for _, s := range runs {
 		for _, c := range s.want {
 			if _, ok := s.met[c.what]; !ok {
-				t.Errorf("%s: expected but not seen: %s", s.file, c.what)
+				t.Errorf("%s %s: expected but not seen: %s", name, s.file, c.what)
 			}
 		}
 		for _, c := range s.never {
 			if ok, detail := c.eval(m); !ok {
-				t.Errorf("%s: must not happen, but did: %s: %s", s.file, c.what, detail)
+				t.Errorf("%s %s: must not happen, but did: %s: %s", name, s.file, c.what, detail)
 			}
 		}
 	}
 	if bad := m.matchingSamples(ns+"stale", nil, one); len(bad) > 0 {
-		t.Errorf("the alerter went stale during the run: %s", bad[0])
+		t.Errorf("%s: the alerter went stale during the run: %s", name, bad[0])
 	}
 	for e, n := range m.pollErrors() {
-		t.Logf("poll error (%d times): %s", n, e)
+		t.Errorf("%s: polling failed %d times: %s", name, n, e)
 	}
+	overloadTimes(t, name, runs, m)
 
 	// Nothing lost: every acknowledged message is one row in errors or
 	// dead_letter, and each agent has as many rows as it was sent events.
@@ -440,12 +556,12 @@ func TestScenarios(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	t.Logf("stored %d errors + %d dead letters; produced %d (%d valid events)", errs, dead, produced, valid)
+	t.Logf("%s: stored %d errors + %d dead letters; produced %d (%d valid events)", name, errs, dead, produced, valid)
 	if int64(errs+dead) != produced {
-		t.Errorf("rows in errors + dead_letter = %d; want %d (messages produced)", errs+dead, produced)
+		t.Errorf("%s: rows in errors + dead_letter = %d; want %d (messages produced)", name, errs+dead, produced)
 	}
 	if int64(errs) != valid {
-		t.Errorf("rows in errors = %d; want %d (valid events)", errs, valid)
+		t.Errorf("%s: rows in errors = %d; want %d (valid events)", name, errs, valid)
 	}
 	stored := map[string]int64{}
 	err := r.query("SELECT agent, count() FROM "+r.db+".errors FINAL GROUP BY agent", func(rows driver.Rows) error {
@@ -467,13 +583,14 @@ func TestScenarios(t *testing.T) {
 	sort.Strings(agents)
 	for _, a := range agents {
 		if stored[a] != perAgent[a] {
-			t.Errorf("agent %s: %d rows in errors; produced %d", a, stored[a], perAgent[a])
+			t.Errorf("%s: agent %s: %d rows in errors; produced %d", name, a, stored[a], perAgent[a])
 		}
 	}
 
-	// The worked example's rows: 20 quota rejections, all for orchestrator-7.
+	// The worked example's rows: 20 quota rejections, all for orchestrator-7
+	// (the scenario proper; its history holds the same caller's baseline).
 	for _, s := range runs {
-		if s.file != "worked-example" {
+		if s.file != "worked-example" || s.history > 0 {
 			continue
 		}
 		w := s.agent("research-agent")
@@ -496,8 +613,46 @@ func TestScenarios(t *testing.T) {
 		}
 	}
 
-	// Alerts that fired for this run, for the log.
 	for _, a := range m.allAlerts(func(a promAlert) bool { return strings.Contains(a.Labels["agent"], "e2e-"+r.id+"-") }) {
-		t.Logf("alert seen: %s", a)
+		t.Logf("%s: alert seen: %s", name, a)
 	}
+}
+
+// overloadTimes logs, for the overload scenario, onset -> firing and
+// last overload reply -> resolved of ErrtrailAgentOverloaded (the figures
+// of docs/alerting.md), and fails when the page did not clear within 90 s
+// of the fault's end (the goal is 45 s; the margin is for a loaded CI
+// machine, the figures in the log are what counts).
+func overloadTimes(t *testing.T, name string, runs []*scenarioRun, m *monitor) {
+	t.Helper()
+	for _, s := range runs {
+		if s.file != "overload" {
+			continue
+		}
+		o := s.agent("research-agent")
+		f := s.sc.Faults[0]
+		onset, end := s.started.Add(f.From), s.started.Add(f.To)
+		episodes := m.firingEpisodes(lbl("alertname", "ErrtrailAgentOverloaded", "agent", o))
+		if len(episodes) == 0 {
+			continue // the want check reports it
+		}
+		first, last := episodes[0], episodes[len(episodes)-1]
+		t.Logf("%s overload: onset -> firing %.0fs; last overload reply -> resolved %.0fs (%d firing episodes)",
+			name, first[0].Sub(onset).Seconds(), last[1].Sub(end).Seconds(), len(episodes))
+		if last[1].IsZero() {
+			t.Errorf("%s overload: the page never resolved", name)
+		} else if d := last[1].Sub(end); d > 90*time.Second {
+			t.Errorf("%s overload: resolved %.0fs after the fault ended; want well under 90 s (goal 45 s)", name, d.Seconds())
+		}
+	}
+}
+
+// onePage: the alert fired in one episode, not on and off (hysteresis).
+func onePage(labels map[string]string) check {
+	return check{what: "one firing episode of " + fmt.Sprint(labels), eval: func(m *monitor) (bool, string) {
+		if ep := m.firingEpisodes(labels); len(ep) > 1 {
+			return false, fmt.Sprintf("%d episodes: %v", len(ep), ep)
+		}
+		return true, ""
+	}}
 }
