@@ -126,7 +126,7 @@ func DefaultConfig() Config {
 		Baseline: time.Hour,
 		History:  HistoryConfig{Min: 10 * time.Minute, MinPeers: 2},
 		Overload: OverloadConfig{Factor: 5, MinPerSec: 0.2, MinCallers: 2,
-			Window: 30 * time.Second, ClearAfter: 20 * time.Second},
+			Window: 30 * time.Second, ClearAfter: 15 * time.Second},
 		Runaway: RunawayConfig{Factor: 10, MinPerMin: 30, MinBaseline: 1,
 			RiseFactor: 3, RiseMinPerMin: 5, MaxOthersRisingShare: 0.5},
 		LimitTooLow: LimitTooLowConfig{RiseFactor: 3, MinPerMin: 5, MinCallers: 3, MinShare: 0.5},

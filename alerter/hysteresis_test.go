@@ -26,10 +26,10 @@ func TestOverloadHysteresis(t *testing.T) {
 		t.Fatal("not overloaded at 40 overload replies in 30 s across 4 callers")
 	}
 	// Below the firing floor (0.2/s over 30 s = 6) but still 0.1/s or more
-	// over the 20 s clear window: a firing verdict holds, a new one does not
+	// over the 15 s clear window: a firing verdict holds, a new one does not
 	// start.
 	if v := overloaded(fired, 1, 1); !state(v) {
-		t.Error("a firing overload cleared while 4 overload replies in 20 s kept coming (want it to hold)")
+		t.Error("a firing overload cleared while 4 overload replies in 15 s kept coming (want it to hold)")
 	}
 	if v := overloaded(nil, 1, 1); state(v) {
 		t.Error("overloaded from 4 replies in 30 s without a previous verdict (want the firing floor to apply)")

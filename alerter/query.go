@@ -34,6 +34,9 @@ var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 type Source struct {
 	Conn     driver.Conn
 	Database string // default "errtrail"
+	// PerBucket reads every baseline bucket of every caller into
+	// Input.Buckets: the reference form of the baseline, slow at scale.
+	PerBucket bool
 	// Observe, if set, is told each query's rows read, duration and error.
 	Observe func(name string, rows uint64, took time.Duration, err error)
 }
