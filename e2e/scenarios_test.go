@@ -167,7 +167,7 @@ func onlyVerdicts(s *scenarioRun, allowed ...verdictKey) check {
 	}}
 }
 
-// scenarioRuns builds the seven scenarios of issue 4 §4 with agents renamed
+// scenarioRuns builds the scenarios of issue 4 §4 and issue 12 §2 with agents renamed
 // for this run, and their expectations: on a fresh database (history false:
 // the alerter has less than --history.min of baseline all along) or after
 // an hour of history published by the load tool.
@@ -333,6 +333,33 @@ func scenarioRuns(t *testing.T, root, runID string, history bool) []*scenarioRun
 		s.never = append(s.never, onlyVerdicts(s, allowed...))
 	})
 
+	// Cold start (issue 12 §2): a greedy caller is never a runaway, with or
+	// without history; spiky-caller's 30x is, against its peers on a fresh
+	// database and against its own baseline after an hour; the
+	// neighbours' steady rejections never make a limit-too-low ticket.
+	add("cold-start", func(s *scenarioRun, at func(time.Duration) func() time.Time) {
+		g, sp := s.agent("greedy-agent"), s.agent("spike-agent")
+		by := "peers"
+		if history {
+			by = "own_baseline"
+		}
+		s.want = []check{
+			seen("spiky-caller runaway", at(2*time.Minute), "caller_runaway", lbl("agent", sp, "caller", "spiky-caller"), one),
+			seen("spiky-caller judged by "+by, at(2*time.Minute), "caller_runaway_score", lbl("agent", sp, "caller", "spiky-caller", "by", by), positive),
+			firing(lbl("alertname", "ErrtrailRunawayCaller", "agent", sp, "caller", "spiky-caller", "severity", "ticket")),
+		}
+		if !history {
+			s.want = append(s.want, seen("greedy-caller undecided", at(0), "runaway_undecided_callers", lbl("agent", g), one))
+		}
+		s.never = []check{
+			onlyVerdicts(s, verdictKey{"caller_runaway", lbl("agent", sp, "caller", "spiky-caller")}),
+			neverFiring("no ticket for the greedy caller", lbl("agent", g), nil),
+			neverFiring("no limit-too-low ticket", lbl("alertname", "ErrtrailLimitTooLow"), func(a promAlert) bool {
+				return a.Labels["agent"] == g || a.Labels["agent"] == sp
+			}),
+		}
+	})
+
 	// Bare 500s: legacy-agent answers every rejection with a bare 500.
 	add("bare-500", func(s *scenarioRun, at func(time.Duration) func() time.Time) {
 		x := s.agent("legacy-agent")
@@ -375,7 +402,7 @@ func scenarioRuns(t *testing.T, root, runID string, history bool) []*scenarioRun
 	return runs
 }
 
-// TestScenarios plays the seven scenarios of issue 4 §4 twice at once: on a
+// TestScenarios plays the eight scenarios (issue 4 §4, issue 12 §2) twice at once: on a
 // fresh database, and after an hour of history the load tool publishes
 // first (loadgen Config.History). Each play has agents of its own and its
 // own ingester, alerter and database; one Prometheus of the test's own
