@@ -664,8 +664,10 @@ func overloadTimes(t *testing.T, name string, runs []*scenarioRun, m *monitor) {
 			continue // the want check reports it
 		}
 		first, last := episodes[0], episodes[len(episodes)-1]
-		t.Logf("%s overload: onset -> firing %.0fs; last overload reply -> resolved %.0fs (%d firing episodes)",
-			name, first[0].Sub(onset).Seconds(), last[1].Sub(end).Seconds(), len(episodes))
+		v1, _, _ := m.firstSample(onset, ns+"agent_overloaded", lbl("agent", o), one)
+		v0, _, _ := m.firstSample(end, ns+"agent_overloaded", lbl("agent", o), func(v float64) bool { return v == 0 })
+		t.Logf("%s overload: onset -> verdict %.0fs -> firing %.0fs; last overload reply -> verdict 0 %.0fs -> resolved %.0fs (%d firing episodes)",
+			name, v1.Sub(onset).Seconds(), first[0].Sub(onset).Seconds(), v0.Sub(end).Seconds(), last[1].Sub(end).Seconds(), len(episodes))
 		if last[1].IsZero() {
 			t.Errorf("%s overload: the page never resolved", name)
 		} else if d := last[1].Sub(end); d > 90*time.Second {
