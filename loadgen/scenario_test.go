@@ -8,7 +8,7 @@ import (
 
 func TestBuiltinScenariosParse(t *testing.T) {
 	names := BuiltinNames()
-	want := []string{"bare-500", "cold-start", "demo", "gateway-rewrite", "ignores-retry-after", "limit-too-low",
+	want := []string{"bare-500", "cold-start", "demo", "gateway-rewrite", "ignores-retry-after", "limit-too-low", "long-retry-after",
 		"overload", "poison", "runaway", "steady", "worked-example"}
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Fatalf("shipped scenarios %v; want %v", names, want)
