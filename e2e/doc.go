@@ -1,16 +1,22 @@
 // Package e2e runs errtrail end to end on the real local stack: the load
 // tool's scenarios go through Kafka, the ingester (cmd/ingest, built and run
-// as a subprocess) writes ClickHouse, the alerter (cmd/alerter, likewise)
-// turns the rows into verdict metrics, and the stack's Prometheus turns the
-// verdicts into alerts with the rules of alerts/*.yml. The tests assert the
-// verdicts (issue 4 §4) and the alerts that fire and must not fire.
+// as a subprocess) writes ClickHouse, the alerters (cmd/alerter, likewise)
+// turn the rows into verdict metrics, and a Prometheus and an Alertmanager
+// of the test's own (the Debian binaries the stack installs; promstack_test.go)
+// turn the verdicts into alerts with the rules of alerts/*.yml and deliver
+// them to a webhook in the test, as on-call would receive them.
 //
-// The package has only tests. TestScenarios runs in CI (scripts/test); the
-// measurements of issue 4 §5 run with ERRTRAIL_MEASURE=1 (docs/performance.md,
-// section Alerting). Servers are found by internal/testenv: a missing server
-// skips outside CI and fails in CI.
+// The tests: TestScenarios (every scenario on a fresh database and after an
+// hour of history: the verdicts and alerts that must and must not happen),
+// TestClickHouseOutage (ClickHouse paused under an overload page, two
+// alerters), TestLongRetryAfterScenario (quotas with long waits) run in CI
+// (scripts/test); the measurements of issue 4 §5 run with ERRTRAIL_MEASURE=1
+// (docs/performance.md, section Alerting). Servers are found by
+// internal/testenv: a missing server or binary skips outside CI and fails
+// in CI.
 //
-// The alerter must listen on the address the stack's Prometheus scrapes
-// (job errtrail-alerter), so only one run of these tests can be under way on
-// a machine at a time: a file lock serializes them.
+// Every run has its own topic, consumer group, database and ports, so runs
+// do not share state; TestClickHouseOutage pauses the stack's ClickHouse,
+// so nothing else may use it meanwhile (scripts/test runs packages one at a
+// time).
 package e2e
