@@ -34,9 +34,17 @@ func TestOverloadHysteresis(t *testing.T) {
 	if v := overloaded(nil, 1, 1); state(v) {
 		t.Error("overloaded from 4 replies in 30 s without a previous verdict (want the firing floor to apply)")
 	}
-	// Quiet clear window: it clears at once, whatever came before.
+	// Quiet clear window: it clears at once, whatever came before, even
+	// while the longer firing window still holds the fault's last replies
+	// (and it does not fire again from them).
 	if v := overloaded(fired, 1, 0); state(v) {
 		t.Error("still overloaded with no overload reply in the clear window")
+	}
+	if v := overloaded(fired, 10, 0); state(v) {
+		t.Error("still overloaded: 40 overload replies in the last 30 s but none in the last 15 s (the fault ended)")
+	}
+	if v := overloaded(nil, 10, 0); state(v) {
+		t.Error("fired from replies that all lie before the clear window")
 	}
 	// The hold is per agent: another agent's page does not hold this one.
 	other := &Verdicts{Agents: []AgentVerdict{{Agent: "billing", Overloaded: true}}}
@@ -120,5 +128,25 @@ func TestPeers(t *testing.T) {
 	// A caller at its peers' level is no runaway.
 	if v := run(map[string]int64{"greedy": 40, "n1": 8, "n2": 15}); len(v.Callers) != 0 {
 		t.Errorf("runaway at 40 a minute beside peers at 8 and 15: %+v", v.Callers)
+	}
+}
+
+// TestNoPeerRunawayUnderOverload: while the agent is overloaded, a caller
+// without history is not called a runaway against its peers (their errors
+// are the agent's failing, and at the onset they have barely begun).
+func TestNoPeerRunawayUnderOverload(t *testing.T) {
+	cfg := DefaultConfig()
+	in := &Input{Now: now}
+	current(in, "a", "importer", counts{total: 90, quota: 33, overload: 57})
+	for _, c := range []string{"c1", "c2", "c3"} {
+		current(in, "a", c, ov(8))
+	}
+	v := Evaluate(&cfg, in, nil)
+	a := agent(t, v, "a")
+	if !a.Overloaded {
+		t.Fatalf("agent not overloaded: %+v", a)
+	}
+	if len(v.Callers) != 0 || a.UndecidedCallers != 1 {
+		t.Errorf("runaways %+v, undecided %d; want none, 1", v.Callers, a.UndecidedCallers)
 	}
 }

@@ -357,10 +357,14 @@ func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 		if minCallers < 1 {
 			minCallers = 1
 		}
+		// Both need overload replies in the clear window: once they stop,
+		// the verdict clears ClearAfter later, not when the longer firing
+		// window has emptied.
+		active := float64(ovClear)/clearSecs >= cfg.Overload.MinPerSec/2
 		fire := av.OverloadPerSec >= cfg.Overload.MinPerSec &&
 			av.OverloadPerSec >= cfg.Overload.Factor*av.OverloadBaselinePerSec &&
-			av.OverloadCallers >= minCallers
-		hold := wasOverloaded[name] && float64(ovClear)/clearSecs >= cfg.Overload.MinPerSec/2
+			av.OverloadCallers >= minCallers && active
+		hold := wasOverloaded[name] && active
 		av.Overloaded = fire || hold
 
 		// Limit too low: quota rejections rose for most established callers
@@ -383,6 +387,13 @@ func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 		}
 		for _, s := range scores {
 			if s.score < cfg.Runaway.Factor || s.perMin < cfg.Runaway.MinPerMin {
+				continue
+			}
+			if s.by == ByPeers && av.Overloaded {
+				// The agent fails for everyone: without a past of its own,
+				// a caller's errors cannot be told from the others' (at the
+				// onset the others' first errors are no yardstick yet).
+				av.UndecidedCallers++
 				continue
 			}
 			others := len(scores) - 1
