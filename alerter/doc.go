@@ -14,7 +14,13 @@
 //     raw errors table), the current window and the retry and gateway
 //     statistics from the raw errors table, the outcomes from outcomes_1m,
 //     and fills an Input. Every count takes each request once, whether the
-//     agent, a gateway or both reported it.
+//     agent, a gateway or both reported it. The baseline is reduced in
+//     ClickHouse (Input.Baseline: per-agent overload and idle callers; the
+//     buckets only of the callers whose own past can change a verdict),
+//     and the independent queries run at once; Source.Reference reads
+//     everything in full instead, for the tests that prove the verdicts
+//     the same (reduced_integration_test.go, and scale_test.go at 100
+//     agents x 10,000 callers, docs/performance.md).
 //   - metrics.go and runner.go: a prometheus.Collector that exposes the latest
 //     Verdicts (only while they are fresh: stale verdicts vanish instead of
 //     reading as zero) and the alerter's own health, and the loop that

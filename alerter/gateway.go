@@ -11,7 +11,9 @@ import (
 
 // gateway reads the agent/gateway pairs: the same request (http_request_id,
 // else message_id and attempt) reported by an agent-side and a
-// gateway-side observer in the gateway window.
+// gateway-side observer in the gateway window. Only agents that both kinds
+// of observer reported in the window can have pairs: errors is ordered by
+// agent, so the others' rows are not read.
 func (s *Source) gateway(ctx context.Context, db string, cfg *Config, sp Span, in *Input) error {
 	gwFrom := sp.End - int64(cfg.Gateway.Window/time.Second)
 	gatewaySQL := fmt.Sprintf(`SELECT agent, toUInt16(a_status), toUInt16(g_status), toUInt64(count()), toUInt64(sum(lost))
@@ -24,9 +26,17 @@ FROM
         if(maxIf(typed, source_kind = 'agent') = 1 AND maxIf(typed, source_kind = 'gateway') = 0, 1, 0) AS lost,
         countIf(source_kind = 'agent') AS na,
         countIf(source_kind = 'gateway') AS ng
-    FROM %s.errors
-    WHERE observed_at >= toDateTime(%d) AND observed_at <= toDateTime(%d)
+    FROM %[1]s.errors
+    WHERE observed_at >= toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d)
         AND source_kind IN ('agent', 'gateway') AND (http_request_id != '' OR message_id != '')
+        AND agent IN
+        (
+            SELECT agent FROM %[1]s.errors
+            WHERE observed_at >= toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d)
+                AND source_kind IN ('agent', 'gateway')
+            GROUP BY agent
+            HAVING min(source_kind) != max(source_kind)
+        )
     GROUP BY agent, rk
     HAVING na > 0 AND ng > 0
 )

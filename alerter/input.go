@@ -80,13 +80,46 @@ type DeadLetterCount struct {
 	N      int64
 }
 
+// BaselineSummary is the part of the baseline that Gather reduces in
+// ClickHouse instead of reading it bucket by bucket. With a summary,
+// Input.Buckets holds only the callers whose own baseline can change a
+// verdict (Config.NeedsOwnBaseline), all of them callers of the current
+// window, and only their Total and Quota (Evaluate takes the agents'
+// overload from the summary); the summary accounts for every other caller.
+// Evaluate gives the same verdicts for it as for every bucket of every
+// caller.
+type BaselineSummary struct {
+	// HistoryStart is the first baseline bucket with any reply (any agent,
+	// any caller), or the span's BaselineEnd when there is none.
+	HistoryStart int64
+	Agents       []AgentBaseline // every agent with baseline buckets
+}
+
+// AgentBaseline summarizes one agent's baseline.
+type AgentBaseline struct {
+	Agent string
+	// IdleCallers counts the callers with baseline buckets that are neither
+	// in Input.Window nor in Input.Buckets: no reply in the current window.
+	IdleCallers int
+	// Overload is the agent's overload replies per baseline bucket (buckets
+	// without any left out), each caller's counted as in Bucket.Overload;
+	// it replaces the Overload of Input.Buckets.
+	Overload []BucketCount
+}
+
+// BucketCount is a count in the baseline bucket that starts at Start.
+type BucketCount struct {
+	Start, N int64
+}
+
 // Input is everything one evaluation reads from ClickHouse.
 type Input struct {
 	Now         time.Time
-	Buckets     []Bucket      // baseline: BaselineStart <= Start < BaselineEnd
-	Window      []WindowCount // current window
+	Buckets     []Bucket         // baseline: BaselineStart <= Start < BaselineEnd
+	Baseline    *BaselineSummary // nil: Buckets holds every caller's buckets
+	Window      []WindowCount    // current window
 	Limits      []LimitCount
-	Retries     []RetryStats
+	Retries     []RetryStats // Gather leaves out callers too quiet to be flagged (see Source.retries)
 	Gateways    []GatewayStats
 	DeadLetters []DeadLetterCount
 	Accepted    int64 // messages accepted into errors in the current window

@@ -23,6 +23,13 @@ const testDB = "errtrail_alerter_test"
 
 func openCH(t *testing.T) driver.Conn {
 	t.Helper()
+	return openCHWith(t, 30*time.Second, nil)
+}
+
+// openCHWith connects to the stack's ClickHouse with a read timeout and
+// settings of its own; the connection closes when the test ends.
+func openCHWith(t *testing.T, readTimeout time.Duration, settings clickhouse.Settings) driver.Conn {
+	t.Helper()
 	addr := testenv.ClickHouse(t)
 	conn, err := clickhouse.Open(&clickhouse.Options{
 		Addr:        strings.Split(addr, ","),
@@ -30,7 +37,8 @@ func openCH(t *testing.T) driver.Conn {
 		Auth:        clickhouse.Auth{Database: "default", Username: "default"},
 		Compression: &clickhouse.Compression{Method: clickhouse.CompressionLZ4},
 		DialTimeout: 5 * time.Second,
-		ReadTimeout: 30 * time.Second,
+		ReadTimeout: readTimeout,
+		Settings:    settings,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -26,10 +26,48 @@ import (
 // the largest delay its replies asked for after the start of the rows read:
 // an earlier attempt cannot hide before them. A retry after a delay longer
 // than MaxDelay is therefore never called rotated.
+//
+// Only the callers that can be flagged are read (not with Source.Reference):
+// a caller's early retries are replies in the window and its rotated ids
+// have a retry in the window each, so a caller with fewer than
+// Retry.MinEarly replies and fewer than Retry.MinRotated retries in the
+// window can have neither verdict, and its sequences are not built.
 func (s *Source) retries(ctx context.Context, db string, cfg *Config, sp Span, in *Input) error {
 	windowFrom := sp.End - int64(cfg.Retry.Window/time.Second)
 	readFrom := windowFrom - int64(cfg.Retry.MaxDelay/time.Second)
 	margin := int64(cfg.Retry.RotationMargin / time.Millisecond)
+	// The ids whose sequences are built: those with a retry in the window.
+	msgIDs := fmt.Sprintf(`SELECT message_id FROM %[1]s.errors
+            WHERE observed_at > toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d)
+                AND message_id != '' AND attempt > 1`, db, windowFrom, sp.End)
+	keyIDs := fmt.Sprintf(`SELECT idempotency_key_hash FROM %[1]s.errors
+            WHERE observed_at > toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d)
+                AND idempotency_key_hash != 0 AND attempt > 1`, db, windowFrom, sp.End)
+	if !s.Reference {
+		// ...of the callers that can be flagged, in one pass over the
+		// window. An early retry's reply is in the window to the
+		// millisecond, so its second may be the window's first. Callers
+		// are told apart by cityHash64(agent, caller): two that share a
+		// hash are counted together, which can only let one more through.
+		minEarly, minRotated := max(cfg.Retry.MinEarly, 1), max(cfg.Retry.MinRotated, 1)
+		msgIDs = fmt.Sprintf(`SELECT arrayJoin(ids) FROM
+            (
+                SELECT groupArrayIf(message_id, attempt > 1 AND observed_at > toDateTime(%[2]d)) AS ids
+                FROM %[1]s.errors
+                WHERE observed_at >= toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d) AND message_id != ''
+                GROUP BY cityHash64(agent, caller)
+                HAVING count() >= %[4]d OR length(ids) >= %[5]d
+            )`, db, windowFrom, sp.End, minEarly, minRotated)
+		keyIDs = fmt.Sprintf(`SELECT arrayJoin(keys) FROM
+            (
+                SELECT groupArray(idempotency_key_hash) AS keys
+                FROM %[1]s.errors
+                WHERE observed_at > toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d)
+                    AND idempotency_key_hash != 0 AND attempt > 1
+                GROUP BY cityHash64(agent, caller)
+                HAVING length(keys) >= %[4]d
+            )`, db, windowFrom, sp.End, minRotated)
+	}
 	retriesSQL := fmt.Sprintf(`SELECT agent, caller,
     toUInt64(sum(retries)), toUInt64(sum(paired)), toUInt64(sum(early)), toUInt64(sum(fresh))
 FROM
@@ -47,17 +85,15 @@ FROM
         if(min(attempt) > 1
             AND toInt64(min(observed_at_ms)) >= %[3]d000 + %[4]d + greatest(toInt64(max(retry_after_ms)), 0), 1, 0) AS fresh
     FROM %[1]s.errors
-    WHERE observed_at > toDateTime(%[3]d) AND observed_at <= toDateTime(%[5]d) AND message_id != ''
-        AND message_id IN
+    PREWHERE message_id IN
         (
-            SELECT message_id FROM %[1]s.errors
-            WHERE observed_at > toDateTime(%[2]d) AND observed_at <= toDateTime(%[5]d)
-                AND message_id != '' AND attempt > 1
+            %[6]s
         )
+    WHERE observed_at > toDateTime(%[3]d) AND observed_at <= toDateTime(%[5]d) AND message_id != ''
     GROUP BY agent, caller, source_kind, source_id, message_id
     HAVING retries > 0
 )
-GROUP BY agent, caller`, db, windowFrom, readFrom, margin, sp.End)
+GROUP BY agent, caller`, db, windowFrom, readFrom, margin, sp.End, msgIDs)
 	retries := map[[2]string]*RetryStats{}
 	stats := func(agent, caller string) *RetryStats {
 		k := [2]string{agent, caller}
@@ -88,17 +124,15 @@ FROM
         if(min(attempt) > 1
             AND toInt64(min(observed_at_ms)) >= %[3]d000 + %[4]d + greatest(toInt64(max(retry_after_ms)), 0), 1, 0) AS fresh
     FROM %[1]s.errors
-    WHERE observed_at > toDateTime(%[3]d) AND observed_at <= toDateTime(%[5]d) AND idempotency_key_hash != 0
-        AND idempotency_key_hash IN
+    PREWHERE idempotency_key_hash IN
         (
-            SELECT idempotency_key_hash FROM %[1]s.errors
-            WHERE observed_at > toDateTime(%[2]d) AND observed_at <= toDateTime(%[5]d)
-                AND idempotency_key_hash != 0 AND attempt > 1
+            %[6]s
         )
+    WHERE observed_at > toDateTime(%[3]d) AND observed_at <= toDateTime(%[5]d) AND idempotency_key_hash != 0
     GROUP BY agent, caller, source_kind, source_id, idempotency_key_hash
     HAVING retries > 0
 )
-GROUP BY agent, caller`, db, windowFrom, readFrom, margin, sp.End)
+GROUP BY agent, caller`, db, windowFrom, readFrom, margin, sp.End, keyIDs)
 	err = s.query(ctx, QIdemKeys, idemSQL, func(r driver.Rows) error {
 		var agent, caller string
 		var n, fresh uint64

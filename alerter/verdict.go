@@ -184,6 +184,7 @@ type callerAgg struct {
 type agentAgg struct {
 	callers  map[string]*callerAgg
 	overload series
+	idle     int // callers with baseline buckets left out of callers (Input.Baseline)
 }
 
 // OtherAgent is the agent label under which the agents beyond
@@ -196,20 +197,23 @@ const OtherAgent = "(other)"
 // pure: the same Config, Input and prev give the same Verdicts.
 func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 	span := cfg.SpanAt(in.Now)
-	secs := span.WindowSeconds()
-	if secs <= 0 {
-		secs = 1
-	}
-	perMin := func(n int64) float64 { return float64(n) / secs * 60 }
+	// The same rates as Config.NeedsOwnBaseline, which decides whose
+	// buckets Gather reads.
+	secs := windowSeconds(span)
+	perMin := func(n int64) float64 { return perMinute(n, secs) }
 	bucketToMin := 60 / float64(span.Bucket)
 
 	agents := map[string]*agentAgg{}
-	caller := func(agent, name string) *callerAgg {
-		a := agents[agent]
+	agent := func(name string) *agentAgg {
+		a := agents[name]
 		if a == nil {
 			a = &agentAgg{callers: map[string]*callerAgg{}}
-			agents[agent] = a
+			agents[name] = a
 		}
+		return a
+	}
+	caller := func(agentName, name string) *callerAgg {
+		a := agent(agentName)
 		c := a.callers[name]
 		if c == nil {
 			c = &callerAgg{caller: name}
@@ -228,7 +232,25 @@ func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 		c.seen = true
 		c.total.add(b.Start, b.Total)
 		c.quota.add(b.Start, b.Quota)
-		agents[b.Agent].overload.add(b.Start, b.Overload)
+		if in.Baseline == nil {
+			agents[b.Agent].overload.add(b.Start, b.Overload)
+		}
+	}
+	// The rest of the baseline, summarized in ClickHouse: the callers left
+	// out of Buckets, and the agents' overload.
+	if sum := in.Baseline; sum != nil {
+		if sum.HistoryStart >= span.BaselineStart && sum.HistoryStart < span.BaselineEnd {
+			historyStart = min(historyStart, sum.HistoryStart)
+		}
+		for _, ab := range sum.Agents {
+			a := agent(ab.Agent)
+			a.idle += ab.IdleCallers
+			for _, o := range ab.Overload {
+				if o.Start >= span.BaselineStart && o.Start < span.BaselineEnd {
+					a.overload.add(o.Start, o.N)
+				}
+			}
+		}
 	}
 	for _, w := range in.Window {
 		c := caller(w.Agent, w.Caller)
@@ -257,7 +279,7 @@ func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 
 	var runaways []CallerVerdict
 	for name, a := range agents {
-		av := AgentVerdict{Agent: name, ActiveCallers: len(a.callers),
+		av := AgentVerdict{Agent: name, ActiveCallers: len(a.callers) + a.idle,
 			UntypedRatio: math.NaN(), UnknownRatio: math.NaN()}
 		var total, quota, unknown, untyped, ovRecent, ovClear int64
 		// The window rates of the callers busy enough to be compared with
@@ -280,6 +302,12 @@ func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 			rising       bool
 		}
 		scores := make([]callerScore, 0, len(a.callers))
+		// Idle callers (no reply in the window, summarized) are judged
+		// like every other caller: with history they are established;
+		// they can neither rise nor run away.
+		if v.HistorySufficient {
+			av.EstablishedCallers += a.idle
+		}
 		for _, c := range a.callers {
 			total += c.w.Total
 			quota += c.w.Quota
@@ -396,7 +424,7 @@ func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 				av.UndecidedCallers++
 				continue
 			}
-			others := len(scores) - 1
+			others := len(scores) + a.idle - 1
 			othersRising := rising
 			if s.rising {
 				othersRising--
