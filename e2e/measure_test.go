@@ -220,7 +220,8 @@ FROM (SELECT number + %[2]d AS num, intDiv(num, 3) AS m, cityHash64(m) %% 10 AS 
 		}
 		for run := 1; run <= 3; run++ {
 			perQuery := map[string]cost{}
-			src := &alerter.Source{Conn: conn, Database: db, Observe: func(name string, rows uint64, took time.Duration, err error) {
+			prefix := fmt.Sprintf("e2e-measure-%s-%d-", r.id, run)
+			src := &alerter.Source{Conn: conn, Database: db, QueryIDPrefix: prefix, Observe: func(name string, rows uint64, took time.Duration, err error) {
 				if err != nil {
 					t.Errorf("query %s: %v", name, err)
 				}
@@ -249,9 +250,8 @@ FROM (SELECT number + %[2]d AS num, intDiv(num, 3) AS m, cityHash64(m) %% 10 AS 
 			var fromLog []logged
 			var sumRows, sumBytes, sumMS uint64
 			err = r.queryOn(conn, fmt.Sprintf(`SELECT read_rows, read_bytes, memory_usage, query_duration_ms FROM system.query_log
-WHERE type = 2 AND query_start_time >= toDateTime(%d) AND query LIKE '%%%s.%%'
-    AND (query LIKE 'SELECT agent%%' OR query LIKE 'SELECT outcome%%')
-ORDER BY query_start_time`, marker.Unix(), db), func(rows driver.Rows) error {
+WHERE type = 2 AND query_start_time >= toDateTime(%d) AND startsWith(query_id, '%s')
+ORDER BY query_start_time`, marker.Unix(), prefix), func(rows driver.Rows) error {
 				var l logged
 				if err := rows.Scan(&l.rows, &l.bytes, &l.mem, &l.ms); err != nil {
 					return err
