@@ -22,6 +22,7 @@ import (
 // Whether replies were typed is the agent's own account when it reports
 // (sourced): a gateway that strips the types is gateway mangling, not the
 // agent's untyped errors.
+
 // agentsOwn takes cannot_tell and untyped from the agent-side observer when
 // there is one, else the larger of the others.
 const agentsOwn = `if(maxIf(n, source_kind = 'agent') > 0, maxIf(cannot_tell, source_kind = 'agent'), max(cannot_tell)),
