@@ -70,9 +70,9 @@ func startPromStack(t *testing.T, rigs ...*rig) *promStack {
 	}
 	promConf := filepath.Join(dir, "prometheus.yml")
 	conf := map[string]any{
-		"global":        map[string]any{"scrape_interval": "5s", "evaluation_interval": "5s", "scrape_timeout": "4s"},
-		"rule_files":    []string{filepath.Join(root, "alerts", "pipeline.yml"), filepath.Join(root, "alerts", "verdicts.yml")},
-		"alerting":      map[string]any{"alertmanagers": []any{map[string]any{"static_configs": []any{map[string]any{"targets": []string{ps.am}}}}}},
+		"global":     map[string]any{"scrape_interval": "5s", "evaluation_interval": "5s", "scrape_timeout": "4s"},
+		"rule_files": []string{filepath.Join(root, "alerts", "pipeline.yml"), filepath.Join(root, "alerts", "verdicts.yml")},
+		"alerting":   map[string]any{"alertmanagers": []any{map[string]any{"static_configs": []any{map[string]any{"targets": []string{ps.am}}}}}},
 		"scrape_configs": []any{
 			map[string]any{"job_name": "errtrail-alerter", "static_configs": []any{map[string]any{"targets": alerters}}},
 			map[string]any{"job_name": "errtrail-ingest", "static_configs": []any{map[string]any{"targets": ingesters}}},
