@@ -61,7 +61,6 @@ func capAgents(cfg *Config, v *Verdicts) {
 		other.QuotaPerSec += a.QuotaPerSec
 		other.QuotaCallers += a.QuotaCallers
 		other.QuotaRisingCallers += a.QuotaRisingCallers
-		other.EstablishedCallers += a.EstablishedCallers
 		other.UndecidedCallers += a.UndecidedCallers
 	}
 	sort.Slice(kept, func(i, j int) bool { return kept[i].Agent < kept[j].Agent })

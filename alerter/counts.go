@@ -386,7 +386,7 @@ GROUP BY agent, b`, src)
 // the window and i idle, a chance of about i·w/2⁶⁴ per evaluation (3·10⁻¹¹
 // at 50,000 callers, 6·10⁻⁹ at a million; ClickHouse's own uniqExact and
 // multi-column IN hash to 128 bits), and then ActiveCallers, and with it
-// EstablishedCallers and the others-rising share, one too low.
+// the limit-too-low and others-rising shares, one too low.
 func (s *Source) callers(ctx context.Context, db string, cfg *Config, sp Span, window []WindowCount, in *Input) error {
 	secs := windowSeconds(sp)
 	counts := make(map[[2]string]*[2]int64, len(window))

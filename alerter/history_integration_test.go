@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/errtrail/errtrail/alerter"
-	"github.com/errtrail/errtrail/schema"
 )
 
 // evaluateAt runs one evaluation of db at now with the default config and
@@ -19,9 +18,15 @@ import (
 func evaluateAt(t *testing.T, conn driver.Conn, db string, now time.Time) map[string]float64 {
 	t.Helper()
 	cfg := alerter.DefaultConfig()
+	return evaluateWith(t, conn, db, now, &cfg)
+}
+
+// evaluateWith is evaluateAt with the given config.
+func evaluateWith(t *testing.T, conn driver.Conn, db string, now time.Time, cfg *alerter.Config) map[string]float64 {
+	t.Helper()
 	reg := prometheus.NewRegistry()
 	m := alerter.NewMetrics(reg, time.Minute, nil)
-	r := &alerter.Runner{Config: &cfg, Metrics: m, Interval: time.Second, Timeout: 30 * time.Second,
+	r := &alerter.Runner{Config: cfg, Metrics: m, Interval: time.Second, Timeout: 30 * time.Second,
 		Source: &alerter.Source{Conn: conn, Database: db, Observe: m.QueryDone},
 		Clock:  func() time.Time { return now }}
 	if _, err := r.Once(context.Background()); err != nil {
@@ -262,5 +267,3 @@ func logSeries(t *testing.T, got map[string]float64) {
 		}
 	}
 }
-
-var _ = schema.Options{}

@@ -192,7 +192,7 @@ func seed(t *testing.T, conn driver.Conn, opts schema.Options, now time.Time) {
 	history := func(perMin int) func(i int) int64 {
 		return func(i int) int64 { return at(time.Duration(3+i/perMin) * time.Minute) }
 	}
-	quota := row{"kind": "quota", "http_status": 429, "reason": "RATE_LIMIT_EXCEEDED", "limit_name": "per-caller", "retry_after_ms": 5000}
+	quota := quotaRow
 	overload := row{"kind": "overload", "http_status": 503, "reason": "AGENT_OVERLOADED", "retry_after_ms": 5000}
 	for i := 1; i <= 5; i++ {
 		c := fmt.Sprintf("caller-%d", i)
@@ -284,15 +284,7 @@ func TestVerdictsFromClickHouse(t *testing.T) {
 			if err := cfg.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			reg := prometheus.NewRegistry()
-			m := alerter.NewMetrics(reg, time.Minute, nil)
-			r := &alerter.Runner{Config: &cfg, Metrics: m, Interval: time.Second, Timeout: 30 * time.Second,
-				Source: &alerter.Source{Conn: conn, Database: testDB, Observe: m.QueryDone},
-				Clock:  func() time.Time { return now }}
-			if _, err := r.Once(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			got := gathered(t, reg)
+			got := evaluateWith(t, conn, testDB, now, &cfg)
 			want := map[string]float64{
 				`errtrail_alerter_clickhouse_up`:                        1,
 				`errtrail_alerter_stale`:                                0,

@@ -58,7 +58,7 @@ var (
 	dQuota      = desc("quota_rejections_per_second", "Quota rejections per second in the current window, by limit/policy name (top-k per agent, rest 'other').", "agent", "limit")
 	dQuotaAll   = desc("agent_quota_rejections_per_second", "Quota rejections per second in the current window, all limits.", "agent")
 	dQCallers   = desc("quota_callers", "Callers with quota rejections in the current window.", "agent")
-	dQRising    = desc("quota_rising_callers", "Established callers (with a past of their own) whose quota rejections rose above their baseline.", "agent")
+	dQRising    = desc("quota_rising_callers", "Callers whose quota rejections rose above their baseline (0 without enough history: history_sufficient).", "agent")
 	dLimitLow   = desc("limit_too_low", "Verdict: 1 when quota rejections rose across most callers (docs/alerting.md#limit-too-low).", "agent")
 	dUntypedR   = desc("untyped_ratio", "Share of the agent's replies in the window with no typed reason.", "agent")
 	dUnknownR   = desc("unknown_ratio", "Share of the agent's replies in the window that cannot tell quota from crash (untyped, kind unknown or internal: bare 500, 502).", "agent")

@@ -43,15 +43,14 @@ type AgentVerdict struct {
 	QuotaPerSec        float64
 	QuotaByLimit       []LimitRate
 	QuotaCallers       int // callers with quota rejections in the window
-	QuotaRisingCallers int // established callers whose quota rate rose (LimitTooLow.RiseFactor)
+	QuotaRisingCallers int // callers whose quota rate rose (LimitTooLow.RiseFactor); 0 without enough history
 	LimitTooLow        bool
 	// LimitUndecided: the agent has quota rejections but errtrail has too
 	// little history to say whether they rose (LimitTooLow is then false).
 	LimitUndecided bool
-	// EstablishedCallers are judged against their own past (history is
-	// sufficient); UndecidedCallers would be runaway candidates but have
-	// neither history nor enough peers to be compared with.
-	EstablishedCallers, UndecidedCallers int
+	// UndecidedCallers would be runaway candidates but have neither
+	// history nor enough peers to be compared with.
+	UndecidedCallers int
 
 	// UntypedRatio is the share of replies with no typed reason (typed = 0);
 	// UnknownRatio the share that cannot tell quota from crash (untyped and
@@ -302,12 +301,8 @@ func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 			rising       bool
 		}
 		scores := make([]callerScore, 0, len(a.callers))
-		// Idle callers (no reply in the window, summarized) are judged
-		// like every other caller: with history they are established;
-		// they can neither rise nor run away.
-		if v.HistorySufficient {
-			av.EstablishedCallers += a.idle
-		}
+		// Idle callers (no reply in the window, summarized) count among the
+		// active callers; they can neither rise nor run away.
 		for _, c := range a.callers {
 			total += c.w.Total
 			quota += c.w.Quota
@@ -324,9 +319,6 @@ func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 			// Enough history: the caller is judged against its own past,
 			// its empty buckets in that history being zeros.
 			established := v.HistorySufficient
-			if established {
-				av.EstablishedCallers++
-			}
 			// Limit too low: this caller's quota rejections rose.
 			qRate := perMin(c.w.Quota)
 			qBase := math.Max(c.quota.median(known)*bucketToMin, cfg.Runaway.MinBaseline)
@@ -395,11 +387,11 @@ func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 		hold := wasOverloaded[name] && active
 		av.Overloaded = fire || hold
 
-		// Limit too low: quota rejections rose for most established callers
-		// at once. Without enough history it is not claimed.
+		// Limit too low: quota rejections rose for most callers at once.
+		// Without enough history no caller rises, so it is not claimed.
 		av.LimitUndecided = !v.HistorySufficient && av.QuotaCallers > 0
 		av.LimitTooLow = av.QuotaRisingCallers >= cfg.LimitTooLow.MinCallers &&
-			float64(av.QuotaRisingCallers) >= cfg.LimitTooLow.MinShare*float64(av.EstablishedCallers)
+			float64(av.QuotaRisingCallers) >= cfg.LimitTooLow.MinShare*float64(av.ActiveCallers)
 
 		// Untyped: most replies cannot tell quota from crash.
 		av.Untyped = unknown >= cfg.Untyped.MinCount && total > 0 &&
