@@ -1,0 +1,220 @@
+package lookup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Story is everything errtrail can say about one stored error reply: the
+// record, what it means, the attempts around it, the caller's context at
+// that moment and the findings for the agent team. Every value in it comes
+// from redacted rows; no id the person asked with is echoed back (it may be a
+// customer value), only which column it matched.
+type Story struct {
+	MatchedAs string    `json:"matched_as"` // the id column that matched: error_id, request_id, http_request_id, event_id, message_id, task_id, jsonrpc_id
+	Record    Record    `json:"record"`
+	Meaning   Meaning   `json:"meaning"`
+	Attempts  Attempts  `json:"attempts"`
+	Context   Context   `json:"context"`
+	Findings  []Finding `json:"findings"`
+}
+
+// Record is one row of errors: every field of docs/record.md, as stored
+// (already redacted). Unknown numbers are null, as in `ingest decode`.
+type Record struct {
+	EventID          string    `json:"event_id"`
+	ObservedAt       time.Time `json:"observed_at"` // millisecond precision, UTC
+	IngestedAt       time.Time `json:"ingested_at"`
+	KafkaTopic       string    `json:"kafka_topic"`
+	KafkaPartition   int32     `json:"kafka_partition"`
+	KafkaOffset      int64     `json:"kafka_offset"`
+	SourceKind       string    `json:"source_kind"`
+	SourceID         string    `json:"source_id,omitempty"`
+	Agent            string    `json:"agent"`
+	Endpoint         string    `json:"endpoint,omitempty"`
+	Caller           string    `json:"caller,omitempty"`
+	Method           string    `json:"method,omitempty"`
+	Attempt          int       `json:"attempt,omitempty"`
+	HTTPRequestID    string    `json:"http_request_id,omitempty"`
+	JSONRPCID        string    `json:"jsonrpc_id,omitempty"`
+	MessageID        string    `json:"message_id,omitempty"`
+	TaskID           string    `json:"task_id,omitempty"`
+	IdempotencyKey   string    `json:"idempotency_key_hash,omitempty"` // the 64-bit keyed hash, hex; never the key
+	Protocol         string    `json:"protocol"`
+	Binding          string    `json:"binding"`
+	Envelope         string    `json:"envelope"`
+	HTTPStatus       *int      `json:"http_status"`
+	GRPCStatus       string    `json:"grpc_status,omitempty"`
+	JSONRPCCode      *int      `json:"jsonrpc_code"`
+	Code             string    `json:"code,omitempty"`
+	Reason           string    `json:"reason,omitempty"`
+	Domain           string    `json:"domain,omitempty"`
+	Kind             string    `json:"kind"`
+	Typed            bool      `json:"typed"`
+	Retryable        *bool     `json:"retryable"`
+	RetryableSource  string    `json:"retryable_source,omitempty"`
+	RetryAfterMS     *int64    `json:"retry_after_ms"`
+	RetryAfterSource string    `json:"retry_after_source,omitempty"`
+	Limit            string    `json:"limit,omitempty"`
+	Scope            string    `json:"scope,omitempty"`
+	ErrorID          string    `json:"error_id,omitempty"`
+	RequestID        string    `json:"request_id,omitempty"`
+	Message          string    `json:"message,omitempty"`
+	FieldViolations  []Field   `json:"field_violations"`
+	Findings         []string  `json:"findings"`
+}
+
+// Field is one field violation: the field's path and what is wrong with it,
+// never the submitted value.
+type Field struct {
+	Field       string `json:"field"`
+	Description string `json:"description"`
+}
+
+// Meaning is the record said in plain words, from its typed fields only
+// (kind, protocol, code, reason, scope, limit, retry fields), never from the
+// message text. Each sentence comes from the one table in meaning.go.
+type Meaning struct {
+	Headline string   `json:"headline"` // one sentence: what happened
+	Details  []string `json:"details"`  // who it affected, what the reply asked for, whether a retry is safe
+	Advice   string   `json:"advice"`   // what the caller (the customer) should do
+}
+
+// Attempts are the replies that belong to the same request as the record:
+// the same message_id, idempotency key hash or request id, on the same agent.
+type Attempts struct {
+	Key        string    `json:"key"` // what chains them: message_id, idempotency_key_hash, request_id, http_request_id, or "" when the record has none
+	Attempts   []Attempt `json:"attempts"`
+	Violations []string  `json:"violations"` // the retry rules broken, as codes (see RetryRules)
+	Truncated  bool      `json:"truncated"`  // more replies than were read
+}
+
+// Attempt is one reply of the chain, oldest first.
+type Attempt struct {
+	EventID      string    `json:"event_id"`
+	ErrorID      string    `json:"error_id,omitempty"`
+	Attempt      int       `json:"attempt"` // as the caller numbered it; 0 when unknown
+	ObservedAt   time.Time `json:"observed_at"`
+	Kind         string    `json:"kind"`
+	Code         string    `json:"code,omitempty"`
+	Retryable    *bool     `json:"retryable"`
+	AskedDelayMS *int64    `json:"asked_delay_ms"` // the delay this reply asked for
+	WaitedMS     *int64    `json:"waited_ms"`      // time from the previous reply to this one; null for the first
+	Next         string    `json:"next"`           // "error" (another reply follows) or "none_seen" (no further error seen)
+	This         bool      `json:"this"`           // the record the story is about
+	Violations   []string  `json:"violations"`     // rules this attempt broke (codes)
+	MessageID    string    `json:"message_id,omitempty"`
+}
+
+// Context is the caller's situation on the agent at the record's moment.
+type Context struct {
+	From    time.Time `json:"from"` // the 15 minutes around the record, whole minutes
+	To      time.Time `json:"to"`
+	Minutes []Minute  `json:"minutes"` // this caller's errors on this agent, per minute and kind
+
+	// The alerter's verdicts, evaluated at the record's moment on the
+	// rollups with the alerter's own code.
+	AgentOverloaded bool      `json:"agent_overloaded"`
+	CallerRunaway   bool      `json:"caller_runaway"`
+	LimitTooLow     bool      `json:"limit_too_low"`
+	RetryStorm      bool      `json:"retry_storm"`
+	Undecided       bool      `json:"undecided"` // too little history to judge the caller
+	VerdictAt       time.Time `json:"verdict_at"`
+	VerdictError    string    `json:"verdict_error,omitempty"` // the verdicts could not be computed (the rest of the story still holds)
+}
+
+// Minute is one minute of the context.
+type Minute struct {
+	Minute time.Time        `json:"minute"`
+	ByKind map[string]int64 `json:"by_kind"`
+}
+
+// Finding is one finding of the record, explained for the agent team.
+type Finding struct {
+	Code   string `json:"code"`
+	Checks string `json:"checks"` // the seed or spec sentence it checks, quoted, with its source
+	Change string `json:"change"` // what the agent team should change
+}
+
+// Match is one candidate when an id matches several records.
+type Match struct {
+	EventID    string    `json:"event_id"`
+	ErrorID    string    `json:"error_id,omitempty"`
+	MatchedAs  string    `json:"matched_as"`
+	Agent      string    `json:"agent"`
+	Caller     string    `json:"caller,omitempty"`
+	Kind       string    `json:"kind"`
+	Code       string    `json:"code,omitempty"`
+	ObservedAt time.Time `json:"observed_at"`
+}
+
+// The distinct answers a lookup can give besides a story. Test them with
+// errors.Is / errors.As.
+var (
+	// ErrNotFound: no stored record carries the id.
+	ErrNotFound = errors.New("no stored error reply carries this id")
+)
+
+// AmbiguousError: the id matches several records (a task id shared by many
+// messages, a JSON-RPC id reused); Matches lists them, newest first, at most
+// Limit of Total.
+type AmbiguousError struct {
+	Matches []Match
+	Total   int
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("the id matches %d stored error replies; pick one by its event_id", e.Total)
+}
+
+// BadIDError: the id cannot be an id errtrail stores (too short, too long,
+// control bytes). Reason never quotes the id.
+type BadIDError struct{ Reason string }
+
+func (e *BadIDError) Error() string { return "not a usable id: " + e.Reason }
+
+// UnavailableError: ClickHouse could not be asked. Err never quotes the id.
+type UnavailableError struct{ Err error }
+
+func (e *UnavailableError) Error() string { return "the error store is unavailable: " + e.Err.Error() }
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// FindOptions narrows a lookup.
+type FindOptions struct {
+	// Agent is required for a JSON-RPC id (clients reuse small ids such as
+	// 1) and narrows any other id.
+	Agent string
+	// EventID picks one record among several matches.
+	EventID string
+}
+
+// Service is what the command line, the HTTP API and the web pages ask.
+// *Finder implements it on ClickHouse.
+type Service interface {
+	Story(ctx context.Context, id string, opt FindOptions) (*Story, error)
+	List(ctx context.Context, q ListQuery) (*Page, error)
+	Ready(ctx context.Context) error
+}
+
+// ListQuery selects stored errors by their dimensions over a bounded range.
+type ListQuery struct {
+	Agent, Caller, Kind string // "" matches any
+	From, To            time.Time
+	Limit               int    // 1..MaxListLimit; 0 means DefaultListLimit
+	Cursor              string // from Page.Next
+}
+
+// List bounds.
+const (
+	DefaultListLimit = 50
+	MaxListLimit     = 500
+	MaxListRange     = 7 * 24 * time.Hour
+)
+
+// Page is one page of a list, newest first.
+type Page struct {
+	Errors []Match `json:"errors"`
+	Next   string  `json:"next,omitempty"` // the cursor of the next page; empty on the last
+}

@@ -1,0 +1,48 @@
+package report
+
+import (
+	"context"
+	"time"
+)
+
+// Report is the conformance report of one agent (or of every agent) over a
+// time range: how many of its error replies break each rule errtrail's
+// findings check, with one example to look up, the sentence of the seed or
+// spec the rule comes from, and what to change.
+type Report struct {
+	Agent   string         `json:"agent"` // "" for every agent
+	From    time.Time      `json:"from"`
+	To      time.Time      `json:"to"`
+	Replies int64          `json:"replies"`          // error replies of the agent in the range
+	Rules   []Rule         `json:"rules"`            // the rules broken at least once, most broken first
+	Clean   []string       `json:"clean"`            // the rules checked and never broken
+	Agents  []AgentSummary `json:"agents,omitempty"` // with Agent "": per agent, most findings first
+}
+
+// Rule is one rule the agent's replies break.
+type Rule struct {
+	Code           string  `json:"code"` // the finding code (parse.Finding)
+	Title          string  `json:"title"`
+	Replies        int64   `json:"replies"` // replies that break it
+	Share          float64 `json:"share"`   // of the agent's error replies
+	ExampleEventID string  `json:"example_event_id"`
+	ExampleErrorID string  `json:"example_error_id,omitempty"`
+	Checks         string  `json:"checks"` // the seed or spec sentence
+	Change         string  `json:"change"` // the fix
+}
+
+// AgentSummary is one agent's line of the all-agents report.
+type AgentSummary struct {
+	Agent    string `json:"agent"`
+	Replies  int64  `json:"replies"`
+	Breaking int64  `json:"breaking"` // replies with at least one finding
+	Rules    int    `json:"rules"`    // distinct rules broken
+}
+
+// Reporter builds reports. *ClickHouse implements it.
+type Reporter interface {
+	Report(ctx context.Context, agent string, from, to time.Time) (*Report, error)
+}
+
+// MaxRange bounds a report's time range.
+const MaxRange = 31 * 24 * time.Hour
