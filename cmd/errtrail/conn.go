@@ -1,0 +1,148 @@
+package main
+
+import (
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/errtrail/errtrail/alerter"
+	"github.com/errtrail/errtrail/internal/chdial"
+	"github.com/errtrail/errtrail/internal/cliflags"
+	"github.com/errtrail/errtrail/internal/redactkey"
+	"github.com/errtrail/errtrail/lookup"
+	"github.com/errtrail/errtrail/redact"
+	"github.com/errtrail/errtrail/report"
+)
+
+// common are the settings every subcommand shares: where ClickHouse is,
+// with which (read-only) user, the deployment's redaction key (to hash an id
+// the way ingest stored it), the query deadline and the logs.
+type common struct {
+	fs       *flag.FlagSet
+	f        *cliflags.Flags
+	chAddr   *string
+	chDB     *string
+	chUser   *string
+	chPass   *string // never logged
+	chTLS    cliflags.TLS
+	keyFile  *string
+	timeout  *time.Duration
+	logLevel *string
+	logFmt   *string
+}
+
+// shared reports whether flag name is one ingest has too (same meaning), so
+// that it reads ingest's variable as well.
+func shared(name string) bool {
+	return strings.HasPrefix(name, "clickhouse.") || strings.HasPrefix(name, "log.") || strings.HasPrefix(name, "redact.")
+}
+
+func envKeys(name string) []string {
+	n := strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(name))
+	if shared(name) {
+		return []string{"ERRTRAIL_LOOKUP_" + n, "ERRTRAIL_" + n}
+	}
+	return []string{"ERRTRAIL_LOOKUP_" + n}
+}
+
+func newCommon(name string, stderr io.Writer) *common {
+	fs := flag.NewFlagSet("errtrail "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := cliflags.New(fs)
+	return &common{
+		fs:       fs,
+		f:        f,
+		chAddr:   fs.String("clickhouse.addr", "127.0.0.1:19000", "ClickHouse native-protocol addresses host:port, comma-separated"),
+		chDB:     fs.String("clickhouse.database", "errtrail", "database holding errtrail's tables"),
+		chUser:   fs.String("clickhouse.user", "default", "ClickHouse user: a read-only one suffices (docs/operations.md)"),
+		chPass:   f.Secret("clickhouse.password", "", "ClickHouse password (never logged; prefer the environment)"),
+		chTLS:    f.TLS("clickhouse", "", "ClickHouse"),
+		keyFile:  fs.String("redact.key-file", "", "the deployment's redaction key, to find ids stored as their keyed hash (default: "+redactkey.DefaultPath()+"; without it ids are looked up as given only)"),
+		timeout:  fs.Duration("query.timeout", 10*time.Second, "deadline of one answer's queries"),
+		logLevel: fs.String("log.level", "info", "debug, info, warn or error"),
+		logFmt:   fs.String("log.format", "text", "text or json"),
+	}
+}
+
+// parse reads args, then the environment; every flag reads the variables
+// envKeys names. It returns flag.ErrHelp after --help.
+func (c *common) parse(args []string) error {
+	c.fs.VisitAll(func(fl *flag.Flag) { c.f.Env(fl.Name, envKeys(fl.Name)...) })
+	if err := c.fs.Parse(args); err != nil {
+		return err
+	}
+	if err := c.f.Resolve(); err != nil {
+		return err
+	}
+	if err := alerter.ValidDatabase(*c.chDB); err != nil {
+		return err
+	}
+	if len(cliflags.SplitList(*c.chAddr)) == 0 {
+		return errors.New("--clickhouse.addr names no address")
+	}
+	if *c.timeout <= 0 {
+		return errors.New("--query.timeout must be positive")
+	}
+	return nil
+}
+
+func (c *common) logger(w io.Writer) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*c.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log.level %q: want debug, info, warn or error", *c.logLevel)
+	}
+	ho := &slog.HandlerOptions{Level: lvl}
+	switch *c.logFmt {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, ho)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, ho)), nil
+	}
+	return nil, fmt.Errorf("--log.format %q: want text or json", *c.logFmt)
+}
+
+// connect opens the ClickHouse pool. Opening does not dial: an unreachable
+// server shows as lookup.UnavailableError on the first question.
+func (c *common) connect() (driver.Conn, error) {
+	var tc *tls.Config
+	tc, err := c.chTLS.Config()
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse TLS: %w", err)
+	}
+	return clickhouse.Open(&clickhouse.Options{
+		Addr:        cliflags.SplitList(*c.chAddr),
+		Protocol:    clickhouse.Native,
+		Auth:        clickhouse.Auth{Database: "default", Username: *c.chUser, Password: *c.chPass},
+		DialContext: (&chdial.Dialer{Timeout: 5 * time.Second, WriteTimeout: *c.timeout, TLS: tc}).DialContext,
+		DialTimeout: 5 * time.Second,
+		ReadTimeout: *c.timeout,
+	})
+}
+
+// redactor returns the deployment's redactor, or nil when no key can be
+// read (ids are then looked up as given only, which the warning says).
+func (c *common) redactor(log func(string)) *redact.Redactor {
+	key, used, _, err := redactkey.Load(*c.keyFile, false)
+	if err != nil {
+		if *c.keyFile != "" || !errors.Is(err, os.ErrNotExist) {
+			log(fmt.Sprintf("redaction key %s unreadable (%v): ids stored as their keyed hash will not be found", used, err))
+		}
+		return nil
+	}
+	return redact.New(key)
+}
+
+// services returns the lookup and report services on conn.
+func (c *common) services(conn driver.Conn, red *redact.Redactor) (*lookup.Finder, *report.ClickHouse) {
+	return &lookup.Finder{Conn: conn, Database: *c.chDB, Redactor: red},
+		&report.ClickHouse{Conn: conn, Database: *c.chDB}
+}

@@ -1,0 +1,73 @@
+// Command errtrail is the command support staff and agent teams use: it
+// reads errtrail's ClickHouse tables (a read-only user suffices) and answers
+// in words.
+//
+//	errtrail lookup [flags] ID      the story of one error reply
+//	errtrail report [flags] [AGENT] an agent's conformance report (every agent without one)
+//	errtrail serve [flags]          the same as an HTTP API (/v1/) and web pages (/)
+//
+// It is a binary of its own, not a subcommand of ingest, because the people
+// who run it are not the ones who run the pipeline: it needs no Kafka, no
+// write access and no pipeline flags. Flags read ERRTRAIL_LOOKUP_<FLAG>,
+// then, for --clickhouse.*, --log.* and --redact.* (which ingest has too),
+// ERRTRAIL_<FLAG>. conn.go reads the shared flags; one file per subcommand.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitNotFound    = 1 // no stored reply carries the id
+	exitUsage       = 2 // bad flags, bad id, bad range
+	exitAmbiguous   = 3 // several replies carry the id; the matches are printed
+	exitUnavailable = 4 // ClickHouse could not be asked
+	exitFailed      = 5 // anything else (a serve that failed)
+)
+
+const usage = `usage: errtrail <command> [flags]
+
+  lookup ID        the story of one error reply: error_id, request_id, event_id,
+                   message_id, task_id, or a JSON-RPC id with --agent
+  report [AGENT]   which rules an agent's error replies break (every agent without AGENT)
+  serve            the HTTP API (/v1/...) and the web pages (/)
+
+errtrail <command> --help lists the flags. Exit status: 0 answered, 1 not found,
+2 bad usage or id, 3 several matches, 4 ClickHouse unavailable, 5 failed.
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	cmd, args := args[0], args[1:]
+	switch cmd {
+	case "lookup":
+		return runLookup(ctx, args, stdout, stderr)
+	case "report":
+		return runReport(ctx, args, stdout, stderr)
+	case "serve":
+		return runServe(ctx, args, stderr)
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "errtrail: unknown command %q\n\n%s", cmd, usage)
+		return exitUsage
+	}
+}
