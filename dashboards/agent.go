@@ -24,8 +24,8 @@ func Agent() *dashboard.DashboardBuilder {
 		AllowCustomValue(true)
 	callerVar := textVar("caller", "Caller (empty: all)", "").
 		Description("Restrict the ClickHouse panels to one caller; empty shows all.")
-	lookupLink := linksTo("Support lookup of this request id",
-		"/d/"+UIDLookup+"?var-request_id=${__value.raw}")
+	lookupLink := linksTo("Story of this request id in errtrail",
+		"${errtrail_url}/errors?id=${__value.raw:percentencode}&agent=${agent:percentencode}")
 	callerLink := linksTo("Only this caller",
 		"/d/"+UIDAgent+"?var-agent=${agent}&var-caller=${__value.raw}&${__url_time_range}")
 
@@ -36,9 +36,11 @@ func Agent() *dashboard.DashboardBuilder {
 		Time("now-3h", "now").Refresh("1m").Timezone("browser").
 		Tooltip(dashboard.DashboardCursorSyncCrosshair).
 		WithVariable(clickhouseVar()).WithVariable(prometheusVar()).WithVariable(databaseVar()).
-		WithVariable(agentVar).WithVariable(callerVar).
+		WithVariable(agentVar).WithVariable(callerVar).WithVariable(errtrailURLVar()).
 		Link(dashLink("Overview", UIDOverview, "")).
 		Link(dashLink("Support lookup", UIDLookup, "")).
+		Link(pageLink("Conformance report of this agent", "/agents/${agent:percentencode}/report")).
+		Link(pageLink("Recent errors of this agent and caller", "/errors?agent=${agent:percentencode}&caller=${caller:percentencode}")).
 		WithRow(row("Overload (page) and quota (no page)")).
 		WithPanel(ts("Overload rate vs baseline (alerter)").
 			Description("The alerter's current-window overload rate against the median of its baseline; the verdict fires at factor x baseline (docs/alerting.md#agent-overloaded).").

@@ -22,6 +22,10 @@ const (
 	ClickHouseUID       = "errtrail-clickhouse"
 	PrometheusUID       = "errtrail-prometheus"
 	DefaultDatabaseName = "errtrail"
+	// DefaultErrtrailURL is the default of $errtrail_url, the base URL of
+	// errtrail's own pages (errtrail serve); set the variable to the
+	// deployment's external URL.
+	DefaultErrtrailURL = "http://localhost:19102"
 )
 
 // Dashboard uids. Alert annotations link to /d/<uid>.
@@ -115,6 +119,20 @@ func prometheusVar() *dashboard.DatasourceVariableBuilder {
 func databaseVar() *dashboard.TextBoxVariableBuilder {
 	return textVar("database", "Database", DefaultDatabaseName).
 		Description("ClickHouse database of the errtrail tables (ingest --clickhouse.database).")
+}
+
+// errtrailURLVar is $errtrail_url: the one place the dashboards' links to
+// errtrail's pages (story of an error, an agent's conformance report) take
+// their host from.
+func errtrailURLVar() *dashboard.TextBoxVariableBuilder {
+	return textVar("errtrail_url", "errtrail pages", DefaultErrtrailURL).
+		Description("Base URL of errtrail's support pages (errtrail serve --http.external-url).")
+}
+
+// pageLink is a dashboard link to one of errtrail's pages under $errtrail_url.
+func pageLink(title, path string) cog.Builder[dashboard.DashboardLink] {
+	return dashboard.NewDashboardLinkBuilder(title).Type(dashboard.DashboardLinkTypeLink).
+		Url("${errtrail_url}" + path).TargetBlank(true).Icon("external link")
 }
 
 func textVar(name, label, def string) *dashboard.TextBoxVariableBuilder {

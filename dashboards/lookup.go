@@ -47,10 +47,12 @@ func Lookup() *dashboard.DashboardBuilder {
 		Description("Every stored record whose error_id or request_id is the one given, through error_lookup (no scan, any age).").
 		Tags([]string{"errtrail", "support"}).
 		Time("now-24h", "now").Timezone("browser").
-		WithVariable(clickhouseVar()).WithVariable(databaseVar()).
+		WithVariable(clickhouseVar()).WithVariable(databaseVar()).WithVariable(errtrailURLVar()).
 		WithVariable(textVar("error_id", "error_id", "").Description("aap.error.error_id or ErrorInfo metadata error_id, as the customer quotes it.")).
 		WithVariable(textVar("request_id", "request_id", "").Description("AgentRelay request_id, RequestInfo requestId, or the X-Request-Id header of the reply or request.")).
 		Link(dashLink("Overview", UIDOverview, "")).
+		Link(pageLink("Story of this error_id in errtrail", "/errors?id=${error_id:percentencode}")).
+		Link(pageLink("Story of this request_id in errtrail", "/errors?id=${request_id:percentencode}")).
 		WithPanel(table.NewPanelBuilder().Title("Records with error_id = ${error_id}").
 			Description("Rows of errors whose error_id is $error_id. The time range does not apply. Scroll right for every field; Inspect > Data downloads them.").
 			Datasource(chRef()).

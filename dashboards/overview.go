@@ -33,9 +33,10 @@ func Overview() *dashboard.DashboardBuilder {
 		Tags([]string{"errtrail"}).
 		Time("now-6h", "now").Refresh("1m").Timezone("browser").
 		Tooltip(dashboard.DashboardCursorSyncCrosshair).
-		WithVariable(clickhouseVar()).WithVariable(prometheusVar()).WithVariable(databaseVar()).
+		WithVariable(clickhouseVar()).WithVariable(prometheusVar()).WithVariable(databaseVar()).WithVariable(errtrailURLVar()).
 		Link(dashLink("Pipeline health", UIDPipeline, "")).
 		Link(dashLink("Support lookup", UIDLookup, "")).
+		Link(pageLink("Conformance report of every agent", "/report")).
 		WithRow(row("Verdicts now (alerter)")).
 		WithPanel(verdictStat("Agents overloaded", "sum(errtrail_alerter_agent_overloaded)", "Agents the alerter calls overloaded: they fail for everyone (page).")).
 		WithPanel(verdictStat("Limits too low", "sum(errtrail_alerter_limit_too_low)", "Agents whose quota rejections rose across most callers.")).
