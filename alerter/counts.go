@@ -153,9 +153,10 @@ func (c *Config) NeedsOwnBaseline(secs float64, total, quota int64) bool {
 // (the bucket's start), source_kind and the counts n, quota, overload,
 // cannot_tell and untyped, from the callers_1m rollup at minute resolution
 // or from the raw rows (one row each) for shorter buckets. prewhere, if not
-// empty, selects rows first, on its own columns; only, if not empty, limits
-// the rows to the buckets that start there.
-func bucketSource(db string, sp Span, prewhere string, only ...int64) string {
+// empty, selects rows first, on its own columns; cond (Source.agentCond, or
+// "") is added to the WHERE; only, if not empty, limits the rows to the
+// buckets that start there.
+func bucketSource(db string, sp Span, prewhere, cond string, only ...int64) string {
 	if prewhere != "" {
 		prewhere = "\n        PREWHERE " + prewhere
 	}
@@ -173,6 +174,7 @@ func bucketSource(db string, sp Span, prewhere string, only ...int64) string {
 		if in != "" {
 			in = " AND minute IN (" + in + ")"
 		}
+		in += cond
 		return fmt.Sprintf(`SELECT agent, caller, toUInt32(minute) AS b, source_kind, n, quota, overload, cannot_tell, untyped
         FROM %s.%s%s
         WHERE minute >= toDateTime(%d) AND minute < toDateTime(%d)%s`,
@@ -181,6 +183,7 @@ func bucketSource(db string, sp Span, prewhere string, only ...int64) string {
 	if in != "" {
 		in = fmt.Sprintf(" AND toDateTime(intDiv(toUInt32(observed_at), %d) * %d) IN (%s)", sp.Bucket, sp.Bucket, in)
 	}
+	in += cond
 	return fmt.Sprintf(`SELECT agent, caller, toUInt32(intDiv(toUInt32(observed_at), %[2]d) * %[2]d) AS b, source_kind,
             toUInt64(1) AS n, toUInt64(kind = 'quota') AS quota, toUInt64(kind = 'overload') AS overload,
             toUInt64(%[3]s) AS cannot_tell, toUInt64(typed = 0) AS untyped
@@ -217,7 +220,7 @@ FROM
     )
     GROUP BY agent, caller, b, source_kind
 )
-GROUP BY agent, caller, b`, agentsOwn, bucketSource(db, sp, ""))
+GROUP BY agent, caller, b`, agentsOwn, bucketSource(db, sp, "", s.agentCond("agent")))
 	return s.query(ctx, QBuckets, sql, func(r driver.Rows) error {
 		b, err := scanBucket(r)
 		in.Buckets = append(in.Buckets, b)
@@ -236,32 +239,42 @@ GROUP BY agent, caller, b`, agentsOwn, bucketSource(db, sp, ""))
 // (QBuckets, one small read) and computes the overload only of the buckets
 // that are new or whose sum changed (QOverload): one bucket a minute in
 // steady state instead of the whole baseline.
+//
+// With Source.Agents the sums are those of the agents read, but the history
+// start is still every agent's: it is the one value Evaluate takes across
+// agents, so the restricted verdicts equal the full ones.
 func (s *Source) agentBuckets(ctx context.Context, db string, sp Span, in *Input) error {
-	sql := fmt.Sprintf(`SELECT b, toUInt64(sum(overload))
+	// mine is 1 for the rows of the agents read (every row without
+	// Source.Agents).
+	mine := "1"
+	if c := s.agentCond("agent"); c != "" {
+		mine = "agent" + c[len(" AND agent"):] // "agent IN (...)"
+	}
+	sql := fmt.Sprintf(`SELECT b, toUInt64(sumIf(overload, %[2]s)), toUInt64(countIf(%[2]s))
 FROM
 (
-    %s
+    %[1]s
 )
-GROUP BY b`, bucketSource(db, sp, ""))
+GROUP BY b`, bucketSource(db, sp, "", ""), mine)
 	sums := map[int64]uint64{}
+	base := &BaselineSummary{HistoryStart: sp.BaselineEnd}
 	err := s.query(ctx, QBuckets, sql, func(r driver.Rows) error {
 		var b uint32
-		var sum uint64
-		if err := r.Scan(&b, &sum); err != nil {
+		var sum, rows uint64
+		if err := r.Scan(&b, &sum, &rows); err != nil {
 			return err
 		}
-		sums[int64(b)] = sum
+		base.HistoryStart = min(base.HistoryStart, int64(b))
+		if rows > 0 {
+			sums[int64(b)] = sum
+		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	base := &BaselineSummary{HistoryStart: sp.BaselineEnd}
-	for b := range sums {
-		base.HistoryStart = min(base.HistoryStart, b)
-	}
 	in.Baseline = base
-	key := fmt.Sprintf("%s/%d", db, sp.Bucket)
+	key := fmt.Sprintf("%s/%d/%s", db, sp.Bucket, strings.Join(s.Agents, ","))
 	s.cacheMu.Lock()
 	if s.overload == nil || s.overloadKey != key {
 		s.overload, s.overloadKey = map[int64]overloadBucket{}, key
@@ -332,7 +345,7 @@ type agentOverload struct {
 // a bucket all come from one observer kind needs no max, so its rows there
 // are summed directly.
 func (s *Source) bucketOverload(ctx context.Context, db string, sp Span, buckets []int64, out map[int64]overloadBucket) error {
-	src := bucketSource(db, sp, "overload > 0", buckets...)
+	src := bucketSource(db, sp, "overload > 0", s.agentCond("agent"), buckets...)
 	sql := fmt.Sprintf(`SELECT agent, b, toUInt64(sum(o_max))
 FROM
 (
@@ -451,7 +464,7 @@ FROM
     )
     GROUP BY agent, idle, own, c, bucket, source_kind
 )
-GROUP BY agent, idle, own, c, bucket`, extWindowCallers, extOwnBaseline, bucketSource(db, sp, ""))
+GROUP BY agent, idle, own, c, bucket`, extWindowCallers, extOwnBaseline, bucketSource(db, sp, "", s.agentCond("agent")))
 	base := &BaselineSummary{}
 	byAgent := map[string]bool{}
 	ctx = clickhouse.Context(ctx, clickhouse.WithExternalTable(all, own))
@@ -489,10 +502,10 @@ FROM
         countIf(kind = 'overload' AND observed_at > toDateTime(%[3]d)) AS ov_recent,
         countIf(kind = 'overload' AND observed_at > toDateTime(%[4]d)) AS ov_clear
     FROM %[1]s.errors
-    WHERE observed_at > toDateTime(%[5]d) AND observed_at <= toDateTime(%[6]d)
+    WHERE observed_at > toDateTime(%[5]d) AND observed_at <= toDateTime(%[6]d)%[8]s
     GROUP BY agent, caller, source_kind
 )
-GROUP BY agent, caller`, db, schema.CannotTellExpr, ovFrom, clearFrom, sp.WindowStart, sp.End, agentsOwn)
+GROUP BY agent, caller`, db, schema.CannotTellExpr, ovFrom, clearFrom, sp.WindowStart, sp.End, agentsOwn, s.agentCond("agent"))
 	return s.query(ctx, QWindow, windowSQL, func(r driver.Rows) error {
 		var w WindowCount
 		var total, quota, overload, unknown, untyped, recent, clear uint64
@@ -513,10 +526,10 @@ FROM
 (
     SELECT agent, limit_name, source_kind, count() AS n
     FROM %s.errors
-    WHERE observed_at > toDateTime(%d) AND observed_at <= toDateTime(%d) AND kind = 'quota'
+    WHERE observed_at > toDateTime(%d) AND observed_at <= toDateTime(%d) AND kind = 'quota'%s
     GROUP BY agent, limit_name, source_kind
 )
-GROUP BY agent, limit_name`, db, sp.WindowStart, sp.End)
+GROUP BY agent, limit_name`, db, sp.WindowStart, sp.End, s.agentCond("agent"))
 	return s.query(ctx, QLimits, limitsSQL, func(r driver.Rows) error {
 		var l LimitCount
 		var n uint64

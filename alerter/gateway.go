@@ -28,19 +28,19 @@ FROM
         countIf(source_kind = 'gateway') AS ng
     FROM %[1]s.errors
     WHERE observed_at >= toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d)
-        AND source_kind IN ('agent', 'gateway') AND (http_request_id != '' OR message_id != '')
+        AND source_kind IN ('agent', 'gateway') AND (http_request_id != '' OR message_id != '')%[4]s
         AND agent IN
         (
             SELECT agent FROM %[1]s.errors
             WHERE observed_at >= toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d)
-                AND source_kind IN ('agent', 'gateway')
+                AND source_kind IN ('agent', 'gateway')%[4]s
             GROUP BY agent
             HAVING min(source_kind) != max(source_kind)
         )
     GROUP BY agent, rk
     HAVING na > 0 AND ng > 0
 )
-GROUP BY agent, a_status, g_status`, db, gwFrom, sp.End)
+GROUP BY agent, a_status, g_status`, db, gwFrom, sp.End, s.agentCond("agent"))
 	gws := map[string]*GatewayStats{}
 	err := s.query(ctx, QGateway, gatewaySQL, func(r driver.Rows) error {
 		var agent string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,8 +33,9 @@ var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Source reads an Input from ClickHouse. The SQL runs on ClickHouse 18.16
 // (no window functions: sequences are built with groupArray and arraySort)
-// and on current releases. Only integers, the validated database name and
-// schema constants are formatted into it. Each query has a file of its own:
+// and on current releases. Only integers, the validated database name,
+// schema constants and the agent names of Agents (checked against the
+// identifier grammar, then quoted) are formatted into it. Each query has a file of its own:
 // counts.go (baseline and window), retries.go, gateway.go, and outcomes here.
 type Source struct {
 	Conn     driver.Conn
@@ -48,6 +50,19 @@ type Source struct {
 	// with query_id QueryIDPrefix + name + "-" + a number that counts the
 	// Source's queries.
 	QueryIDPrefix string
+	// Agents, if not empty, restricts every per-agent read to these agents
+	// (errors and callers_1m are read by their agent prefix), for a caller
+	// that needs one agent's verdicts at one moment, such as the support
+	// lookup's story of one error. The verdicts of those agents are the
+	// same as a full Gather's: the one value Evaluate takes across agents,
+	// the first baseline bucket with any reply (HistoryStart), is still
+	// read over every agent. Each name must fit redact's identifier grammar
+	// (letters, digits, - _ . : / @ + ~ # =, at most 128 bytes; every stored
+	// agent does) or be empty; it is then spliced as a quoted literal, which
+	// that grammar makes safe. Not with Reference, nor with a threshold of
+	// 0 or below (Config.NeedsOwnBaseline): those read every caller's
+	// buckets, and Gather refuses them.
+	Agents []string
 	// Observe, if set, is told each query's rows read, duration and error.
 	// Gather runs queries at once, but calls Observe for one at a time.
 	Observe func(name string, rows uint64, took time.Duration, err error)
@@ -69,6 +84,33 @@ func ValidDatabase(db string) error {
 	return nil
 }
 
+// agentRE is redact's identifier grammar (redact.ID): no quote, no
+// backslash, nothing a ClickHouse string literal would treat specially.
+var agentRE = regexp.MustCompile(`^[A-Za-z0-9\-_.:/@+~#=]{0,128}$`)
+
+func validAgents(agents []string) error {
+	for _, a := range agents {
+		if !agentRE.MatchString(a) {
+			return fmt.Errorf("alerter: an agent name of %d bytes does not fit the identifier grammar", len(a))
+		}
+	}
+	return nil
+}
+
+// agentCond is the condition " AND <col> IN ('a', ...)" of Source.Agents,
+// or "" when every agent is read. Gather has checked each name against
+// agentRE, so quoting is enough.
+func (s *Source) agentCond(col string) string {
+	if len(s.Agents) == 0 {
+		return ""
+	}
+	q := make([]string, len(s.Agents))
+	for i, a := range s.Agents {
+		q[i] = "'" + a + "'"
+	}
+	return " AND " + col + " IN (" + strings.Join(q, ", ") + ")"
+}
+
 // Gather runs the evaluation's queries for the span cfg.SpanAt(now).
 func (s *Source) Gather(ctx context.Context, cfg *Config, now time.Time) (*Input, error) {
 	db := s.Database
@@ -78,7 +120,13 @@ func (s *Source) Gather(ctx context.Context, cfg *Config, now time.Time) (*Input
 	if err := ValidDatabase(db); err != nil {
 		return nil, err
 	}
+	if err := validAgents(s.Agents); err != nil {
+		return nil, err
+	}
 	sp := cfg.SpanAt(now)
+	if len(s.Agents) > 0 && (s.Reference || cfg.NeedsOwnBaseline(windowSeconds(sp), 0, 0)) {
+		return nil, fmt.Errorf("alerter: Source.Agents needs the reduced reads: not with Reference or a threshold of 0 or below")
+	}
 	// The queries that do not depend on each other run at once, each
 	// filling an Input of its own.
 	steps := []func(context.Context, string, *Config, Span, *Input) error{s.counts, s.retries, s.gateway, s.outcomes}

@@ -36,13 +36,14 @@ func (s *Source) retries(ctx context.Context, db string, cfg *Config, sp Span, i
 	windowFrom := sp.End - int64(cfg.Retry.Window/time.Second)
 	readFrom := windowFrom - int64(cfg.Retry.MaxDelay/time.Second)
 	margin := int64(cfg.Retry.RotationMargin / time.Millisecond)
+	ag := s.agentCond("agent") // Source.Agents, or ""
 	// The ids whose sequences are built: those with a retry in the window.
 	msgIDs := fmt.Sprintf(`SELECT message_id FROM %[1]s.errors
             WHERE observed_at > toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d)
-                AND message_id != '' AND attempt > 1`, db, windowFrom, sp.End)
+                AND message_id != '' AND attempt > 1%[4]s`, db, windowFrom, sp.End, ag)
 	keyIDs := fmt.Sprintf(`SELECT idempotency_key_hash FROM %[1]s.errors
             WHERE observed_at > toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d)
-                AND idempotency_key_hash != 0 AND attempt > 1`, db, windowFrom, sp.End)
+                AND idempotency_key_hash != 0 AND attempt > 1%[4]s`, db, windowFrom, sp.End, ag)
 	if !s.Reference {
 		// ...of the callers that can be flagged, in one pass over the
 		// window. An early retry's reply is in the window to the
@@ -54,19 +55,19 @@ func (s *Source) retries(ctx context.Context, db string, cfg *Config, sp Span, i
             (
                 SELECT groupArrayIf(message_id, attempt > 1 AND observed_at > toDateTime(%[2]d)) AS ids
                 FROM %[1]s.errors
-                WHERE observed_at >= toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d) AND message_id != ''
+                WHERE observed_at >= toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d) AND message_id != ''%[6]s
                 GROUP BY cityHash64(agent, caller)
                 HAVING count() >= %[4]d OR length(ids) >= %[5]d
-            )`, db, windowFrom, sp.End, minEarly, minRotated)
+            )`, db, windowFrom, sp.End, minEarly, minRotated, ag)
 		keyIDs = fmt.Sprintf(`SELECT arrayJoin(keys) FROM
             (
                 SELECT groupArray(idempotency_key_hash) AS keys
                 FROM %[1]s.errors
                 WHERE observed_at > toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d)
-                    AND idempotency_key_hash != 0 AND attempt > 1
+                    AND idempotency_key_hash != 0 AND attempt > 1%[5]s
                 GROUP BY cityHash64(agent, caller)
                 HAVING length(keys) >= %[4]d
-            )`, db, windowFrom, sp.End, minRotated)
+            )`, db, windowFrom, sp.End, minRotated, ag)
 	}
 	retriesSQL := fmt.Sprintf(`SELECT agent, caller,
     toUInt64(sum(retries)), toUInt64(sum(paired)), toUInt64(sum(early)), toUInt64(sum(fresh))
@@ -89,11 +90,11 @@ FROM
         (
             %[6]s
         )
-    WHERE observed_at > toDateTime(%[3]d) AND observed_at <= toDateTime(%[5]d) AND message_id != ''
+    WHERE observed_at > toDateTime(%[3]d) AND observed_at <= toDateTime(%[5]d) AND message_id != ''%[7]s
     GROUP BY agent, caller, source_kind, source_id, message_id
     HAVING retries > 0
 )
-GROUP BY agent, caller`, db, windowFrom, readFrom, margin, sp.End, msgIDs)
+GROUP BY agent, caller`, db, windowFrom, readFrom, margin, sp.End, msgIDs, ag)
 	retries := map[[2]string]*RetryStats{}
 	stats := func(agent, caller string) *RetryStats {
 		k := [2]string{agent, caller}
@@ -128,11 +129,11 @@ FROM
         (
             %[6]s
         )
-    WHERE observed_at > toDateTime(%[3]d) AND observed_at <= toDateTime(%[5]d) AND idempotency_key_hash != 0
+    WHERE observed_at > toDateTime(%[3]d) AND observed_at <= toDateTime(%[5]d) AND idempotency_key_hash != 0%[7]s
     GROUP BY agent, caller, source_kind, source_id, idempotency_key_hash
     HAVING retries > 0
 )
-GROUP BY agent, caller`, db, windowFrom, readFrom, margin, sp.End, keyIDs)
+GROUP BY agent, caller`, db, windowFrom, readFrom, margin, sp.End, keyIDs, ag)
 	err = s.query(ctx, QIdemKeys, idemSQL, func(r driver.Rows) error {
 		var agent, caller string
 		var n, fresh uint64

@@ -1,4 +1,52 @@
 // Package lookup tells the story of one stored error reply, for the support
 // engineer who holds an id from a customer ticket and for the agent team that
 // sent the reply.
+//
+// Finder.Story takes any id a customer or agent team may hold — an
+// error_id, a request id (HTTP or AgentRelay), an event_id, an A2A
+// message_id or task_id, or a JSON-RPC id together with the agent
+// (FindOptions.Agent, looked for over the last JSONRPCRange only: clients
+// reuse ids such as "1") — and assembles a Story:
+//
+//   - Record: every stored field (schema.ErrorRow), with unknown numbers as
+//     null as `ingest decode` prints them (record.go);
+//   - Meaning: the record in plain words, from its typed fields only, never
+//     from the message text; every sentence is in the one table of
+//     meaning.go;
+//   - Attempts: the other replies of the same request (message_id, else the
+//     idempotency key hash, else a request id; same agent, caller and
+//     observer), the delays asked for and waited, and the retry rules of the
+//     seeds they broke (attempts.go, RetryRules);
+//   - Context: the caller's errors per minute and kind around the record
+//     (errors_1m), and the alerter's own verdicts at the record's moment,
+//     computed by alerter.Source.Gather restricted to the record's agent and
+//     alerter.Evaluate (context.go);
+//   - Findings: each finding code with the sentence it checks and what the
+//     agent team should change (guide.go, GuideFor).
+//
+// Finder.List pages through the stored errors of a bounded range, and
+// Finder.Ready says whether ClickHouse answers and the tables exist.
+//
+// What it reads: errtrail's errors, error_lookup, errors_1m and callers_1m
+// tables (and outcomes_1m through the alerter), with parameterized queries
+// (clickhouse-go binding) for every value a person supplies; the agent name
+// handed to the alerter is a stored, grammar-checked identifier.
+//
+// What it guarantees:
+//
+//   - Read-only: it never writes, and needs only read access.
+//   - Redacted: every value in a Story or Page comes from rows that ingest
+//     redacted before storing them; the idempotency key is only ever its
+//     64-bit keyed hash, as hex.
+//   - No id echoed: an id may be a customer value (an e-mail address used
+//     as a request id). A Story says which column matched (MatchedAs), never
+//     the id; the errors it returns (ErrNotFound, *AmbiguousError,
+//     *BadIDError, *UnavailableError, *BadQueryError) never quote it, and a
+//     server message that does has the id cut out.
+//   - Bounded: matches (MaxMatches), attempts (MaxAttempts), the context
+//     (ContextMinutes) and lists (MaxListRange, MaxListLimit) have limits.
+//
+// A Finder needs the deployment's Redactor (the key ingest hashed with) to
+// find rows whose id was stored as its keyed hash; without one, ids are
+// looked up as given only.
 package lookup

@@ -80,15 +80,17 @@ type Meaning struct {
 	Headline string   `json:"headline"` // one sentence: what happened
 	Details  []string `json:"details"`  // who it affected, what the reply asked for, whether a retry is safe
 	Advice   string   `json:"advice"`   // what the caller (the customer) should do
+	Text     string   `json:"text"`     // Headline and Details as one paragraph
 }
 
 // Attempts are the replies that belong to the same request as the record:
 // the same message_id, idempotency key hash or request id, on the same agent.
 type Attempts struct {
-	Key        string    `json:"key"` // what chains them: message_id, idempotency_key_hash, request_id, http_request_id, or "" when the record has none
-	Attempts   []Attempt `json:"attempts"`
-	Violations []string  `json:"violations"` // the retry rules broken, as codes (see RetryRules)
-	Truncated  bool      `json:"truncated"`  // more replies than were read
+	Key        string      `json:"key"` // what chains them: message_id, idempotency_key_hash, request_id, http_request_id, or "" when the record has none
+	Attempts   []Attempt   `json:"attempts"`
+	Violations []string    `json:"violations"` // the retry rules broken, as codes (see RetryRules)
+	Truncated  bool        `json:"truncated"`  // more replies than were read
+	Rules      []RetryRule `json:"rules"`      // the rules of Violations, with the seed sentence and what happened
 }
 
 // Attempt is one reply of the chain, oldest first.
@@ -123,6 +125,11 @@ type Context struct {
 	Undecided       bool      `json:"undecided"` // too little history to judge the caller
 	VerdictAt       time.Time `json:"verdict_at"`
 	VerdictError    string    `json:"verdict_error,omitempty"` // the verdicts could not be computed (the rest of the story still holds)
+	// RetryStormReasons are the alerter's reasons for RetryStorm
+	// (ignored_retry_after, rotated_message_id, rotated_idempotency_key).
+	RetryStormReasons []string `json:"retry_storm_reasons,omitempty"`
+
+	verdictsOK bool
 }
 
 // Minute is one minute of the context.
@@ -134,6 +141,7 @@ type Minute struct {
 // Finding is one finding of the record, explained for the agent team.
 type Finding struct {
 	Code   string `json:"code"`
+	Title  string `json:"title"`
 	Checks string `json:"checks"` // the seed or spec sentence it checks, quoted, with its source
 	Change string `json:"change"` // what the agent team should change
 }

@@ -1,0 +1,91 @@
+package lookup
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/errtrail/errtrail/alerter"
+)
+
+// ContextMinutes is the length of Context: the whole minutes around the
+// record, 7 before its minute and 7 after.
+const ContextMinutes = 15
+
+// contextOf reads the caller's errors per minute and kind around the
+// record (errors_1m, by its sorting-key prefix agent, minute) and the
+// alerter's verdicts at the record's moment. A failure of the verdicts is
+// reported in VerdictError, not returned: the rest of the story holds.
+func (f *Finder) contextOf(ctx context.Context, r *Record, cfg *alerter.Config) (Context, error) {
+	start := r.ObservedAt.Truncate(time.Minute).Add(-(ContextMinutes / 2) * time.Minute)
+	c := Context{From: start, To: start.Add(ContextMinutes * time.Minute), Minutes: make([]Minute, ContextMinutes)}
+	for i := range c.Minutes {
+		c.Minutes[i] = Minute{Minute: start.Add(time.Duration(i) * time.Minute), ByKind: map[string]int64{}}
+	}
+	verdicts := make(chan error, 1)
+	go func() { verdicts <- f.verdicts(ctx, r, cfg, &c) }()
+
+	q := fmt.Sprintf("SELECT toUInt32(minute) AS m, kind, toInt64(sum(n)) FROM %s.errors_1m"+
+		" WHERE agent = ? AND caller = ? AND minute >= toDateTime(?) AND minute < toDateTime(?)"+
+		" GROUP BY m, kind", f.db())
+	rows, err := f.Conn.Query(ctx, q, r.Agent, r.Caller, c.From.Unix(), c.To.Unix())
+	if err == nil {
+		for rows.Next() {
+			var m uint32
+			var kind string
+			var n int64
+			if err = rows.Scan(&m, &kind, &n); err != nil {
+				break
+			}
+			if i := (int64(m) - start.Unix()) / 60; i >= 0 && i < ContextMinutes {
+				c.Minutes[i].ByKind[kind] += n
+			}
+		}
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+	}
+	if verr := <-verdicts; verr != nil {
+		c.VerdictError = "the verdicts could not be computed: " + verr.Error()
+	}
+	return c, err
+}
+
+// verdicts runs the alerter's own Gather, restricted to the record's agent,
+// and Evaluate at the record's second, and reads the agent's and the
+// caller's verdicts from them. Without the previous evaluation the
+// overload hysteresis is not applied: an overload that was clearing at
+// that moment reads as not overloaded.
+func (f *Finder) verdicts(ctx context.Context, r *Record, cfg *alerter.Config, c *Context) error {
+	at := time.Unix(r.ObservedAt.Unix(), 0).UTC() // the record is the window's last second
+	c.VerdictAt = at
+	own := *cfg
+	// The story wants this caller's verdict, not the top of a ranking.
+	own.TopK, own.TopAgents = 1<<20, 1<<20
+	src := &alerter.Source{Conn: f.Conn, Database: f.db(), Agents: []string{r.Agent}}
+	in, err := src.Gather(ctx, &own, at)
+	if err != nil {
+		return err
+	}
+	v := alerter.Evaluate(&own, in, nil)
+	c.Undecided = !v.HistorySufficient
+	for _, a := range v.Agents {
+		if a.Agent == r.Agent {
+			c.AgentOverloaded, c.LimitTooLow = a.Overloaded, a.LimitTooLow
+		}
+	}
+	for _, cv := range v.Callers {
+		if cv.Agent == r.Agent && cv.Caller == r.Caller && cv.Runaway {
+			c.CallerRunaway = true
+		}
+	}
+	for _, s := range v.RetryStorms {
+		if s.Agent == r.Agent && s.Caller == r.Caller {
+			c.RetryStorm = true
+			c.RetryStormReasons = append(c.RetryStormReasons, s.Reason)
+		}
+	}
+	c.verdictsOK = true
+	return nil
+}

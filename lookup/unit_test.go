@@ -1,0 +1,291 @@
+package lookup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/errtrail/errtrail/alerter"
+	"github.com/errtrail/errtrail/parse"
+)
+
+// secretMessage is planted in every record of the meaning tests: nothing of
+// it may reach a meaning, which is said from typed fields only.
+const secretMessage = "Bearer Kq3vZ8pLw2xR7mNb4TyU for dana@customer.example: SECRET-MESSAGE-TEXT"
+
+func ptr[T any](v T) *T { return &v }
+
+func testRecord(kind, protocol string) Record {
+	return Record{Kind: kind, Protocol: protocol, Agent: "research-agent", Caller: "orchestrator-7", Method: "SendMessage",
+		Code: "SOME_CODE", Limit: "per-caller", Scope: "caller", HTTPStatus: ptr(429), RetryAfterMS: ptr[int64](12000),
+		Retryable: ptr(true), Message: secretMessage,
+		FieldViolations: []Field{{Field: "message.messageId", Description: secretMessage}}}
+}
+
+// TestMeaningTable: one case per row of meaningTable, asserting the
+// headline it produces and that no message text leaks into any sentence.
+func TestMeaningTable(t *testing.T) {
+	want := map[[2]string]string{
+		{"*", ""}:                   `Unclassified error: research-agent answered caller orchestrator-7 with HTTP 429 and nothing typed that tells a quota from a crash.`,
+		{"quota", ""}:               `Quota: caller orchestrator-7 went over research-agent's limit "per-caller".`,
+		{"quota", "aap"}:            `Rate limited: caller orchestrator-7 exceeded research-agent's limit "per-caller" (AAP code SOME_CODE).`,
+		{"quota", "agentrelay"}:     `Rate limited: the relay research-agent rejected caller orchestrator-7 for exceeding its rate limit (code SOME_CODE).`,
+		{"overload", ""}:            `Overload: research-agent could not serve caller orchestrator-7; the reply blames the agent's capacity, not this caller's usage.`,
+		{"invalid", ""}:             `Invalid request: research-agent refused the SendMessage request of caller orchestrator-7 as malformed or incomplete (code SOME_CODE).`,
+		{"invalid", "aap"}:          `Invalid request: research-agent rejected the skill request of caller orchestrator-7 with AAP code SOME_CODE.`,
+		{"auth", ""}:                `Authentication or authorization: research-agent refused caller orchestrator-7 (code SOME_CODE).`,
+		{"not_found", ""}:           `Not found: what caller orchestrator-7 named does not exist on research-agent, or is hidden from it (code SOME_CODE).`,
+		{"not_found", "a2a"}:        `Not found: research-agent does not know the task or resource that caller orchestrator-7 named (code SOME_CODE).`,
+		{"not_found", "agentrelay"}: `Not found: the relay research-agent has no recipient or thread by the name caller orchestrator-7 used (code SOME_CODE).`,
+		{"conflict", ""}:            `Conflict: the request of caller orchestrator-7 clashed with the current state on research-agent (code SOME_CODE).`,
+		{"unsupported", ""}:         `Unsupported: research-agent does not support what caller orchestrator-7 asked for (code SOME_CODE).`,
+		{"unsupported", "mcp"}:      `Unsupported: the MCP server research-agent does not offer the method or tool caller orchestrator-7 asked for (code SOME_CODE).`,
+		{"internal", ""}:            `Internal error: research-agent failed while serving caller orchestrator-7 (code SOME_CODE).`,
+		{"internal", "mcp"}:         `Tool error: a tool of the MCP server research-agent failed for caller orchestrator-7 (code SOME_CODE).`,
+		{"unknown", ""}:             `Unclassified error: research-agent answered caller orchestrator-7 with HTTP 429 and nothing typed that tells a quota from a crash.`,
+	}
+	for _, row := range meaningTable {
+		key := [2]string{row.Kind, row.Protocol}
+		head, ok := want[key]
+		if !ok {
+			t.Errorf("row %v has no test case", key)
+			continue
+		}
+		t.Run(row.Kind+"/"+row.Protocol, func(t *testing.T) {
+			kind := row.Kind
+			if kind == "*" {
+				kind = "a_kind_this_build_does_not_know" // said as unknown, with the shared sentences
+			}
+			for _, h := range []health{healthUnknown, healthOK, healthOverloaded} {
+				for _, retry := range []*bool{nil, ptr(true), ptr(false)} {
+					r := testRecord(kind, row.Protocol)
+					r.Retryable = retry
+					m := meaningOf(&r, h)
+					if m.Headline != head {
+						t.Errorf("headline %q; want %q", m.Headline, head)
+					}
+					all := m.Text + " " + m.Advice + " " + strings.Join(m.Details, " ")
+					for _, leak := range []string{"SECRET", "Kq3v", "dana", "Bearer", "{"} {
+						if strings.Contains(all, leak) {
+							t.Errorf("meaning holds %q: %s", leak, all)
+						}
+					}
+					if m.Advice == "" || len(m.Details) < 3 || m.Text == "" {
+						t.Errorf("incomplete meaning %+v", m)
+					}
+					if h == healthUnknown && !strings.Contains(m.Details[0], "unknown") {
+						t.Errorf("unknown health said as %q", m.Details[0])
+					}
+				}
+			}
+		})
+	}
+	if len(want) != len(meaningTable) {
+		t.Errorf("%d cases for %d rows", len(want), len(meaningTable))
+	}
+	// The worked example of seed 002, said in full.
+	r := testRecord("quota", "a2a")
+	m := meaningOf(&r, healthOK)
+	if want := `Quota: caller orchestrator-7 went over research-agent's limit "per-caller". The agent was healthy for everyone else. ` +
+		`The reply told the caller to wait 12 s. A retry after the delay is safe because the rejection happened at admission. ` +
+		`The reply names the fields: message.messageId.`; m.Text != want {
+		t.Errorf("worked example:\n%s\nwant\n%s", m.Text, want)
+	}
+}
+
+// TestEveryParseKindHasAMeaning: each kind of parse has a default row.
+func TestEveryParseKindHasAMeaning(t *testing.T) {
+	for _, k := range []parse.Kind{parse.KindQuota, parse.KindOverload, parse.KindInvalid, parse.KindAuth, parse.KindNotFound,
+		parse.KindConflict, parse.KindUnsupported, parse.KindInternal, parse.KindUnknown} {
+		if rowFor(string(k), "").Kind != string(k) {
+			t.Errorf("kind %s has no row of its own", k)
+		}
+		found := false
+		for _, kk := range Kinds {
+			found = found || kk == string(k)
+		}
+		if !found {
+			t.Errorf("Kinds lacks %s", k)
+		}
+	}
+}
+
+func TestFormatDelay(t *testing.T) {
+	for ms, want := range map[int64]string{0: "0 ms", 250: "250 ms", 1000: "1 s", 1500: "1.5 s", 12000: "12 s",
+		60000: "1 min", 150000: "2 min 30 s", 3600000: "1 h", 5400000: "1 h 30 min"} {
+		if got := formatDelay(ms); got != want {
+			t.Errorf("formatDelay(%d) = %q; want %q", ms, got, want)
+		}
+	}
+}
+
+// TestGuideCoversEveryFinding: every parse finding has a guide whose Checks
+// is the sentence of docs/record.md's Findings table, word for word.
+func TestGuideCoversEveryFinding(t *testing.T) {
+	doc, err := os.ReadFile("../docs/record.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := map[string]string{}
+	in := false
+	for _, line := range strings.Split(string(doc), "\n") {
+		switch {
+		case strings.HasPrefix(line, "## Findings"):
+			in = true
+		case strings.HasPrefix(line, "## "):
+			in = false
+		case in && strings.HasPrefix(line, "| `"):
+			cells := strings.Split(strings.Trim(line, "| "), " | ")
+			if len(cells) == 3 {
+				table[strings.Trim(cells[0], "`")] = strings.TrimSpace(cells[2])
+			}
+		}
+	}
+	if len(table) != len(parse.AllFindings) {
+		t.Errorf("docs/record.md lists %d findings, parse %d", len(table), len(parse.AllFindings))
+	}
+	for _, f := range parse.AllFindings {
+		g, ok := GuideFor(string(f))
+		if !ok || g.Title == "" || g.Checks == "" || g.Change == "" {
+			t.Errorf("finding %s: guide %+v", f, g)
+			continue
+		}
+		if g.Checks != table[string(f)] {
+			t.Errorf("finding %s checks\n%q\ndocs/record.md says\n%q", f, g.Checks, table[string(f)])
+		}
+	}
+	if len(guides) != len(parse.AllFindings) {
+		t.Errorf("%d guides for %d findings", len(guides), len(parse.AllFindings))
+	}
+	if _, ok := GuideFor("a_finding_of_a_newer_ingester"); ok {
+		t.Error("GuideFor knows a code that does not exist")
+	}
+	if fs := findingsOf([]string{"body_missing", "a_newer_code"}); len(fs) != 2 || fs[0].Checks == "" || fs[1].Change == "" {
+		t.Errorf("findingsOf = %+v", fs)
+	}
+}
+
+func TestCheckID(t *testing.T) {
+	for _, ok := range []string{"err_01HZ9RATE01", "dana.kowalski@customer.example", "a b c d", strings.Repeat("x", 256), " abcd ", "ünïcode"} {
+		if _, err := checkID(ok, false); err != nil {
+			t.Errorf("checkID(%q): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "   ", "abc", strings.Repeat("x", 257), "ab\ncd", "ab\rcd", "ab\tcd", "ab\x00cd", "ab\x7fcd",
+		"ab\u0085cd", "ab\u2028cd", "\xff\xfe\xfd\xfc"} {
+		_, err := checkID(bad, false)
+		var b *BadIDError
+		if !errors.As(err, &b) {
+			t.Errorf("checkID(%q) = %v; want *BadIDError", bad, err)
+		} else if len(bad) > 2 && strings.Contains(err.Error(), bad) {
+			t.Errorf("the reason quotes the id: %v", err)
+		}
+	}
+	if _, err := checkID("1", true); err != nil {
+		t.Errorf("a JSON-RPC id with an agent: %v", err)
+	}
+}
+
+func TestCursorRoundTripAndTampering(t *testing.T) {
+	q := ListQuery{Agent: "a", From: time.Unix(1000, 0), To: time.Unix(2000, 0)}
+	d := q.digest()
+	c := cursor{MS: 1500123, EventID: "ev-1", Agent: "a"}
+	s := encodeCursor(c, d)
+	got, err := decodeCursor(s, d)
+	if err != nil || got.MS != c.MS || got.EventID != c.EventID || got.Agent != c.Agent {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+	for i := 0; i < len(s); i++ {
+		b := []byte(s)
+		b[i] ^= 0x01
+		if _, err := decodeCursor(string(b), d); err == nil {
+			t.Errorf("byte %d changed: accepted", i)
+		}
+	}
+	for _, other := range []ListQuery{{Agent: "b", From: q.From, To: q.To}, {Agent: "a", Kind: "quota", From: q.From, To: q.To},
+		{Agent: "a", From: q.From, To: q.To.Add(time.Millisecond)}} {
+		if _, err := decodeCursor(s, other.digest()); err == nil {
+			t.Errorf("a cursor of another query (%+v) accepted", other)
+		}
+	}
+	if _, err := decodeCursor(s[:len(s)-2], d); err == nil {
+		t.Error("a cut cursor accepted")
+	}
+}
+
+// TestChainRules: the retry rules on constructed chains.
+func TestChainRules(t *testing.T) {
+	cfg := alerter.DefaultConfig()
+	base := int64(1_764_489_600_000)
+	readFrom := base - time.Hour.Milliseconds()
+	row := func(id string, atMS int64, attempt uint16, retryable int8, delay int64) attemptRow {
+		return attemptRow{EventID: id, ObservedAtMS: uint64(atMS), Attempt: attempt, Kind: "quota", Retryable: retryable, RetryAfterMS: delay}
+	}
+	for _, tc := range []struct {
+		name  string
+		key   string
+		rows  []attemptRow
+		from  int64
+		want  string // violations per attempt
+		chain string // Attempts.Violations
+	}{
+		{"polite", "message_id", []attemptRow{row("a", base, 1, 1, 5000), row("b", base+5000, 2, 1, 5000), row("c", base+11000, 3, 1, -1)},
+			readFrom, "[] [] []", "[]"},
+		{"too soon", "message_id", []attemptRow{row("a", base, 1, 1, 12000), row("b", base+2000, 2, 1, 12000)},
+			readFrom, "[] [retried_too_soon]", "[retried_too_soon]"},
+		{"no delay asked: never too soon", "message_id", []attemptRow{row("a", base, 1, 1, -1), row("b", base+10, 2, 1, -1)},
+			readFrom, "[] []", "[]"},
+		{"non-retryable retried", "request_id", []attemptRow{row("a", base, 1, 0, -1), row("b", base+60000, 2, 0, -1)},
+			readFrom, "[] [retried_non_retryable]", "[retried_non_retryable]"},
+		{"unnumbered resend of a non-retryable", "request_id", []attemptRow{row("a", base, 0, 0, -1), row("b", base+1000, 0, 0, -1)},
+			readFrom, "[] [retried_non_retryable]", "[retried_non_retryable]"},
+		{"lower attempt is no retry", "message_id", []attemptRow{row("a", base, 2, 0, 9000), row("b", base+10, 1, 0, 9000)},
+			base - 30000, "[] []", "[]"},
+		{"rotated message id", "message_id", []attemptRow{row("a", base, 3, 1, 12000)},
+			readFrom, "[rotated_message_id]", "[rotated_message_id]"},
+		{"rotated idempotency key", "idempotency_key_hash", []attemptRow{row("a", base, 2, 1, 1000)},
+			readFrom, "[rotated_idempotency_key]", "[rotated_idempotency_key]"},
+		// As the alerter: a first attempt may hide before the rows read
+		// when the retry is within RotationMargin plus its delay of their
+		// start.
+		{"retry near the read start is not rotated", "message_id", []attemptRow{row("a", base, 2, 1, 12000)},
+			base - 30000, "[]", "[]"},
+		{"request ids do not rotate", "request_id", []attemptRow{row("a", base, 2, 1, -1)}, readFrom, "[]", "[]"},
+		{"both rules at once", "message_id", []attemptRow{row("b", base+100, 2, 0, -1), row("a", base, 1, 0, 5000)},
+			readFrom, "[] [retried_too_soon retried_non_retryable]", "[retried_too_soon retried_non_retryable]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := chain(Attempts{Key: tc.key, Violations: []string{}}, tc.rows, "a", tc.from, &cfg)
+			var per []string
+			for i, a := range out.Attempts {
+				per = append(per, fmt.Sprint(a.Violations))
+				if (i+1 < len(out.Attempts)) != (a.Next == "error") || (a.Next != "error" && a.Next != "none_seen") {
+					t.Errorf("attempt %d next %q", i, a.Next)
+				}
+				if (i == 0) != (a.WaitedMS == nil) {
+					t.Errorf("attempt %d waited %v", i, a.WaitedMS)
+				}
+				if a.This != (a.EventID == "a") {
+					t.Errorf("attempt %d this %v", i, a.This)
+				}
+			}
+			if got := strings.Join(per, " "); got != tc.want {
+				t.Errorf("violations %s; want %s", got, tc.want)
+			}
+			if got := fmt.Sprint(out.Violations); got != tc.chain {
+				t.Errorf("chain violations %s; want %s", got, tc.chain)
+			}
+			if len(out.Rules) != len(out.Violations) {
+				t.Errorf("rules %+v for %v", out.Rules, out.Violations)
+			}
+			for _, r := range out.Rules {
+				if r.Checks == "" || r.Sentence == "" {
+					t.Errorf("rule %s without its sentences", r.Code)
+				}
+			}
+		})
+	}
+}
