@@ -17,6 +17,15 @@ type Report struct {
 	Rules   []Rule         `json:"rules"`            // the rules broken at least once, most broken first
 	Clean   []string       `json:"clean"`            // the rules checked and never broken
 	Agents  []AgentSummary `json:"agents,omitempty"` // with Agent "": per agent, most findings first
+	// Source is the observer whose rows were counted: "agent" (the agent
+	// published its own replies), else "gateway", else "client" — see
+	// Observer. In the all-agents report each agent has its own, and Source
+	// is "mixed" when they differ.
+	Source string `json:"source"`
+	// OtherObservations counts the rows of other observers of the same
+	// agent in the range, left out so that a reply seen by the agent and by
+	// a gateway in front of it is counted once.
+	OtherObservations int64 `json:"other_observations"`
 }
 
 // Rule is one rule the agent's replies break.
@@ -37,6 +46,9 @@ type AgentSummary struct {
 	Replies  int64  `json:"replies"`
 	Breaking int64  `json:"breaking"` // replies with at least one finding
 	Rules    int    `json:"rules"`    // distinct rules broken
+	Source   string `json:"source"`   // the observer counted (see Report.Source)
+	// OtherObservations: rows of other observers left out (see Report).
+	OtherObservations int64 `json:"other_observations"`
 }
 
 // Reporter builds reports. *ClickHouse implements it.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -118,12 +119,12 @@ func count(t *testing.T, conn driver.Conn, query string, args ...any) uint64 {
 func TestMigrateIsIdempotent(t *testing.T) {
 	conn, opts, v := openDB(t)
 	first := migrate(t, conn, opts)
-	if fmt.Sprint(first.Applied) != "[1 2 3 4 5]" || first.Server != v {
-		t.Fatalf("first Migrate: %+v; want versions 1-5 applied", first)
+	if fmt.Sprint(first.Applied) != "[1 2 3 4 5 6]" || first.Server != v {
+		t.Fatalf("first Migrate: %+v; want versions 1-6 applied", first)
 	}
 	second := migrate(t, conn, opts)
-	if len(second.Applied) != 0 || fmt.Sprint(second.Current) != "[1 2 3 4 5]" {
-		t.Fatalf("second Migrate: %+v; want nothing applied, 1-5 current", second)
+	if len(second.Applied) != 0 || fmt.Sprint(second.Current) != "[1 2 3 4 5 6]" {
+		t.Fatalf("second Migrate: %+v; want nothing applied, 1-6 current", second)
 	}
 	// Run every statement once more by hand: IF NOT EXISTS makes each a no-op.
 	for _, m := range Render(v, opts) {
@@ -133,12 +134,12 @@ func TestMigrateIsIdempotent(t *testing.T) {
 			}
 		}
 	}
-	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".schema_migrations FINAL"); n != 5 {
-		t.Errorf("schema_migrations has %d rows; want 5", n)
+	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".schema_migrations FINAL"); n != 6 {
+		t.Errorf("schema_migrations has %d rows; want 6", n)
 	}
-	want := []string{"callers_1m", "dead_letter", "error_lookup", "errors", "errors_1m", "ingest_progress", "landing",
+	want := []string{"callers_1m", "dead_letter", "error_lookup", "errors", "errors_1m", "findings_1h", "ingest_progress", "landing",
 		"mv1_errors", "mv2_dead_letter", "mv3_error_lookup", "mv4_errors_1m", "mv5_outcomes_1m", "mv6_callers_1m",
-		"mv9_ingest_progress", "outcomes_1m", "schema_migrations"}
+		"mv7_findings_1h", "mv9_ingest_progress", "outcomes_1m", "schema_migrations"}
 	var got []string
 	rows, err := conn.Query(context.Background(), "SELECT name FROM system.tables WHERE database = ? ORDER BY name", opts.Database)
 	if err != nil {
@@ -367,7 +368,8 @@ func TestRetainDropsOldPartitions(t *testing.T) {
 		}
 	}
 	wantLookup := len(months)
-	want := map[string]int{TableErrors: 2, TableErrorLookup: wantLookup, TableDeadLetter: 1, TableErrors1m: 1}
+	want := map[string]int{TableErrors: 2, TableErrorLookup: wantLookup, TableDeadLetter: 1, TableErrors1m: 1,
+		TableCallers1m: 1, TableFindings1h: 1}
 	if fmt.Sprint(byTable) != fmt.Sprint(want) {
 		t.Errorf("Retain dropped %v; want %v", byTable, want)
 	}
@@ -379,6 +381,14 @@ func TestRetainDropsOldPartitions(t *testing.T) {
 	}
 	if n := count(t, conn, "SELECT sum(n) FROM "+db+".errors_1m"); n != 2 {
 		t.Errorf("errors_1m keeps %d; want 2 (new + 40 days old)", n)
+	}
+	for rollup, col := range map[string]string{TableCallers1m: "minute", TableFindings1h: "hour"} {
+		if n := count(t, conn, "SELECT count() FROM "+db+"."+rollup+" WHERE toDate("+col+") < today() - 90"); n != 0 {
+			t.Errorf("%s keeps %d rows older than the rollup retention", rollup, n)
+		}
+		if n := count(t, conn, "SELECT count() FROM "+db+"."+rollup); n == 0 {
+			t.Errorf("%s lost its recent rows too", rollup)
+		}
 	}
 	if got, _ := Lookup(ctx, conn, opts, "EO"); len(got) != 0 {
 		t.Errorf("Lookup of a dropped error still finds %v", got)
@@ -395,5 +405,62 @@ func TestRetainDropsOldPartitions(t *testing.T) {
 	}
 	if _, err := Retain(ctx, conn, opts, 0); err == nil {
 		t.Error("Retain(0 days) succeeded; want an error")
+	}
+}
+
+// findings_1h (migration 006): per agent, hour, observer kind and finding,
+// the replies that broke it, with the empty finding counting every reply; dead
+// letters are not replies, and the example ids are those of a reply that
+// broke the rule.
+func TestFindings1hCountsRules(t *testing.T) {
+	conn, opts, _ := openDB(t)
+	migrate(t, conn, opts)
+	now := time.Now().Truncate(time.Second)
+	err := insertLanding(t, conn, opts, now,
+		row{"event_id": "e1", "agent": "a1", "findings": []string{"untyped_5xx", "body_missing"}, "kafka_offset": int64(1)},
+		row{"event_id": "e2", "agent": "a1", "findings": []string{"untyped_5xx"}, "error_id": "E2", "kafka_offset": int64(2)},
+		row{"event_id": "e3", "agent": "a1", "kafka_offset": int64(3)},
+		row{"event_id": "g1", "agent": "a1", "source_kind": "gateway", "findings": []string{"body_missing"}, "kafka_offset": int64(4)},
+		row{"dead": uint8(1), "agent": "a1", "findings": []string{"untyped_5xx"}, "kafka_offset": int64(5)},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct{ source, finding string }
+	type val struct {
+		n, breaking uint64
+		ids         []string
+	}
+	got := map[key]val{}
+	rows, err := conn.Query(context.Background(), "SELECT source_kind, finding, sum(n), sum(breaking), groupArray(concat(example_event_id, '/', example_error_id)) FROM "+
+		opts.Database+".findings_1h WHERE agent = 'a1' AND hour = toStartOfHour(toDateTime(?)) GROUP BY source_kind, finding", now.Unix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k key
+		var v val
+		if err := rows.Scan(&k.source, &k.finding, &v.n, &v.breaking, &v.ids); err != nil {
+			t.Fatal(err)
+		}
+		got[k] = v
+	}
+	rows.Close()
+	want := map[key]val{
+		{"agent", ""}:               {3, 2, nil},
+		{"agent", "untyped_5xx"}:    {2, 2, []string{"e1/", "e2/E2"}}, // with and without error_id are kept apart
+		{"agent", "body_missing"}:   {1, 1, []string{"e1/"}},
+		{"gateway", ""}:             {1, 1, nil},
+		{"gateway", "body_missing"}: {1, 1, []string{"g1/"}},
+	}
+	if len(got) != len(want) {
+		t.Errorf("findings_1h rows %+v; want %+v", got, want)
+	}
+	for k, w := range want {
+		g := got[k]
+		slices.Sort(g.ids)
+		if g.n != w.n || g.breaking != w.breaking || (w.ids != nil && !slices.Equal(g.ids, w.ids)) {
+			t.Errorf("%v: n %d breaking %d examples %v; want %d %d %v", k, g.n, g.breaking, g.ids, w.n, w.breaking, w.ids)
+		}
 	}
 }

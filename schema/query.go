@@ -211,7 +211,8 @@ type Dropped struct {
 
 // Retain drops whole day partitions older than days from errors,
 // dead_letter and error_lookup, and older than max(days,
-// opts.RollupRetentionDays) from errors_1m and outcomes_1m. It is the
+// opts.RollupRetentionDays) from the rollups (errors_1m, outcomes_1m,
+// callers_1m, findings_1h). It is the
 // retention of servers without TTL (before 19.6); on newer servers the TTL
 // does the same in the background and Retain is a harmless extra. The
 // ingester calls it periodically. Partitions are days in the server's time
@@ -232,6 +233,7 @@ func Retain(ctx context.Context, conn driver.Conn, opts Options, days int) ([]Dr
 	}{
 		{TableErrors, days, false}, {TableDeadLetter, days, false}, {TableErrorLookup, days, true},
 		{TableErrors1m, rollup, false}, {TableOutcomes1m, rollup, false},
+		{TableCallers1m, rollup, false}, {TableFindings1h, rollup, false},
 	}
 	parts := "system.parts"
 	if opts.Cluster != "" {

@@ -211,3 +211,55 @@ func TestInsertSettings(t *testing.T) {
 		t.Errorf("InsertSettings(25.8) = %v", s)
 	}
 }
+
+// Migration 006 (findings_1h, read by report/): the same layout as the
+// other rollups on every rendering, and a view that runs before the
+// progress view.
+func TestFindings1hRendering(t *testing.T) {
+	find := func(migs []Migration) Migration {
+		for _, m := range migs {
+			if m.Version == 6 {
+				return m
+			}
+		}
+		t.Fatal("no migration 006")
+		return Migration{}
+	}
+	old := SQL([]Migration{find(Render(Oldest, Options{}))})
+	for _, want := range []string{
+		"CREATE TABLE IF NOT EXISTS errtrail.findings_1h\n",
+		"ENGINE = SummingMergeTree((n, breaking))\nPARTITION BY toYYYYMMDD(hour)\nORDER BY (agent, hour, source_kind, finding, with_error_id)",
+		"CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv7_findings_1h TO errtrail.findings_1h AS",
+		"FROM errtrail.landing\nARRAY JOIN arrayPushFront(findings, '') AS finding\nWHERE dead = 0\n",
+		"toStartOfHour(observed_at) AS hour",
+	} {
+		if !strings.Contains(old, want) {
+			t.Errorf("18.16 rendering of 006 lacks %q:\n%s", want, old)
+		}
+	}
+	modern := SQL([]Migration{find(Render(Modern, Options{RollupRetentionDays: 120}))})
+	for _, want := range []string{
+		"agent LowCardinality(String)", "finding LowCardinality(String)", "hour DateTime CODEC(DoubleDelta, ZSTD(1))",
+		"TTL hour + INTERVAL 120 DAY", "SETTINGS non_replicated_deduplication_window = 1000",
+	} {
+		if !strings.Contains(modern, want) {
+			t.Errorf("25.8 rendering of 006 lacks %q", want)
+		}
+	}
+	cluster := SQL([]Migration{find(Render(Modern, Options{Cluster: "c1", Database: "et"}))})
+	for _, want := range []string{
+		"CREATE TABLE IF NOT EXISTS et.findings_1h_local ON CLUSTER c1",
+		"ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/et/findings_1h_local', '{replica}', (n, breaking))",
+		"ENGINE = Distributed(c1, et, findings_1h_local, rand())",
+		"CREATE MATERIALIZED VIEW IF NOT EXISTS et.mv7_findings_1h ON CLUSTER c1 TO et.findings_1h_local AS",
+		"FROM et.landing_local",
+	} {
+		if !strings.Contains(cluster, want) {
+			t.Errorf("cluster rendering of 006 lacks %q", want)
+		}
+	}
+	// 18.16 runs a block's views in name order; the progress view must stay last.
+	if "mv7_findings_1h" >= "mv9_ingest_progress" {
+		t.Error("mv7_findings_1h would run after the progress view")
+	}
+}

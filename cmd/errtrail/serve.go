@@ -2,12 +2,125 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/errtrail/errtrail/api"
+	"github.com/errtrail/errtrail/web"
 )
 
-// runServe executes `errtrail serve`: the HTTP API and the web pages.
+// runServe executes `errtrail serve`: the JSON API under /v1/, /healthz,
+// /readyz and /metrics, and the web pages everywhere else, on one address.
 func runServe(ctx context.Context, args []string, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "errtrail serve: not wired yet")
-	return exitFailed
+	c := newCommon("serve", stderr)
+	cfg := api.DefaultConfig()
+	cfg.RegisterFlags(c.fs)
+	external := c.fs.String("http.external-url", "", "the URL people reach errtrail serve at (scheme, host, any path prefix), for the pages' links (default: http://<listen address>)")
+	grafana := c.fs.String("links.grafana-url", "", "base URL of the Grafana with errtrail's dashboards, for the pages' dashboard links (none without)")
+	pages := c.fs.Bool("web.enabled", true, "serve the web pages next to the API")
+	pagesOpen := c.fs.Bool("web.without-auth", false, "serve the web pages although --auth.* protects the API: a browser form cannot send a bearer token, so only do this behind a proxy that authenticates people")
+	c.fs.Usage = func() {
+		fmt.Fprint(c.fs.Output(), `usage: errtrail serve [flags]
+
+Serves the support lookup and the conformance reports over HTTP: the JSON
+API under /v1/ (docs/openapi.yaml), /healthz, /readyz, /metrics, and the web
+pages for people everywhere else (/, /errors, /agents/AGENT/report,
+/report). Only GET and HEAD; answers never carry a credential or the id
+asked with.
+
+`)
+		c.fs.PrintDefaults()
+	}
+	if code, done := parseOrExit(c, args, stderr); done {
+		return code
+	}
+	if c.fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "errtrail serve: unexpected argument (serve takes flags only)\n")
+		return exitUsage
+	}
+	log, err := c.logger(stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "errtrail serve:", err)
+		return exitUsage
+	}
+	ext, err := baseURL("http.external-url", *external)
+	if err == nil && ext == "" {
+		ext = "http://" + cfg.Listen
+	}
+	graf, err2 := baseURL("links.grafana-url", *grafana)
+	if err = errors.Join(err, err2); err != nil {
+		fmt.Fprintln(stderr, "errtrail serve:", err)
+		return exitUsage
+	}
+	authOn := cfg.TokenFile != "" || cfg.TokensEnv != ""
+	if *pages && authOn && !*pagesOpen {
+		fmt.Fprintln(stderr, "errtrail serve: --auth.* protects the API but the web pages cannot send a token; give --web.enabled=false, or --web.without-auth behind an authenticating proxy")
+		return exitUsage
+	}
+
+	conn, err := c.connect()
+	if err != nil {
+		fmt.Fprintln(stderr, "errtrail serve:", err)
+		return exitUsage
+	}
+	defer conn.Close()
+	finder, rep := c.services(conn, c.redactor(func(s string) { log.Warn(s) }))
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	cfg.Log = log
+	if *pages {
+		cfg.Pages = web.New(web.Config{ExternalURL: ext, GrafanaURL: graf, Timeout: cfg.RequestTimeout, Logger: log}, finder, rep)
+	}
+	srv, err := api.New(cfg, finder, rep, reg)
+	if err != nil {
+		fmt.Fprintln(stderr, "errtrail serve:", err)
+		return exitUsage
+	}
+	hs := srv.HTTPServer()
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		log.Error("listen", "err", err)
+		return exitFailed
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "external_url", ext, "pages", *pages, "auth", authOn,
+		"clickhouse", *c.chAddr, "database", *c.chDB, "user", *c.chUser, "redaction_key", finder.Redactor != nil)
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err = <-served:
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if e := hs.Shutdown(shut); e != nil && !errors.Is(e, http.ErrServerClosed) {
+		log.Warn("shutdown", "err", e)
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Error("serve", "err", err)
+		return exitFailed
+	}
+	log.Info("stopped")
+	return exitOK
+}
+
+// baseURL checks an http(s) base URL ("" is allowed) and drops a trailing
+// slash, so that paths can be appended.
+func baseURL(flag, v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("--%s: want an http(s) base URL without credentials, query or fragment", flag)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
 }

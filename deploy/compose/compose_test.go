@@ -64,7 +64,7 @@ func load(t *testing.T) composeFile {
 // The services the brief asks for, each with an image or a build.
 func TestServices(t *testing.T) {
 	c := load(t)
-	for _, name := range []string{"kafka", "clickhouse", "prometheus", "alertmanager", "grafana", "ingest", "alerter", "loadgen"} {
+	for _, name := range []string{"kafka", "clickhouse", "prometheus", "alertmanager", "grafana", "ingest", "alerter", "errtrail", "loadgen"} {
 		if _, ok := c.Services[name]; !ok {
 			t.Errorf("service %s missing", name)
 		}
@@ -155,7 +155,7 @@ func TestDependsOn(t *testing.T) {
 func TestEnvMatchesFlags(t *testing.T) {
 	c := load(t)
 	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/ingest", "./cmd/alerter", "./cmd/loadgen")
+	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/ingest", "./cmd/alerter", "./cmd/errtrail", "./cmd/loadgen")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -169,6 +169,8 @@ func TestEnvMatchesFlags(t *testing.T) {
 	known := map[string][]string{
 		"ingest":  reEnv.FindAllString(help("ingest", "run", "--help"), -1),
 		"loadgen": reEnv.FindAllString(help("loadgen", "demo", "--help"), -1),
+		// errtrail serve's usage lists every flag's variables ("[env A, B]").
+		"errtrail": reEnv.FindAllString(help("errtrail", "serve", "--help"), -1),
 	}
 	ah := help("alerter", "--help")
 	known["alerter"] = reEnv.FindAllString(ah, -1)
@@ -225,8 +227,9 @@ func TestPrometheusConfig(t *testing.T) {
 	listen := map[string]string{
 		"errtrail-ingest":  c.Services["ingest"].Environment["ERRTRAIL_INGEST_LISTEN_ADDRESS"],
 		"errtrail-alerter": c.Services["alerter"].Environment["ERRTRAIL_ALERTER_HTTP_LISTEN_ADDRESS"],
+		"errtrail-serve":   c.Services["errtrail"].Environment["ERRTRAIL_LOOKUP_HTTP_LISTEN_ADDRESS"],
 	}
-	svc := map[string]string{"errtrail-ingest": "ingest", "errtrail-alerter": "alerter"}
+	svc := map[string]string{"errtrail-ingest": "ingest", "errtrail-alerter": "alerter", "errtrail-serve": "errtrail"}
 	for _, sc := range cfg.ScrapeConfigs {
 		l, ok := listen[sc.JobName]
 		if !ok {

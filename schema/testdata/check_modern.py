@@ -134,6 +134,10 @@ def main():
     check(int(r["n"]) == 2 and int(r["w"]) == 2 and int(r["s"]) == 24000 and int(r["u"]) == 0,
           "errors_1m counts a1 quota: %s" % r)
     check(n("SELECT sum(untyped_5xx) AS n FROM %s.errors_1m WHERE agent = 'a2'" % db) == 1, "errors_1m counts the untyped 500")
+    f1h = {x["finding"]: (int(x["n"]), int(x["b"]), x["ex"]) for x in rows(
+        "SELECT finding, sum(n) AS n, sum(breaking) AS b, any(concat(example_event_id, '/', example_error_id)) AS ex "
+        "FROM %s.findings_1h WHERE agent = 'a1' GROUP BY finding" % db)}
+    check(f1h == {"": (2, 2, "e1/E1"), "f1": (2, 2, "e1/E1")}, "findings_1h counts a1's rule with its example: %s" % f1h)
     out = {(x["outcome"], x["dl_reason"]): int(x["n"]) for x in rows(
         "SELECT outcome, dl_reason, sum(n) AS n FROM %s.outcomes_1m GROUP BY outcome, dl_reason" % db)}
     check(out == {("accepted", ""): 3, ("dead_letter", "bad_json"): 1}, "outcomes_1m: %s" % out)
@@ -174,15 +178,20 @@ def main():
     check(n("SELECT sum(n) AS n FROM %s.errors_1m WHERE agent = 'boom'" % db) == 1, "retried batch: errors_1m counts it once")
     check(n("SELECT sum(n) AS n FROM %s.outcomes_1m WHERE dl_reason = 'too_large'" % db) == 1, "retried batch: outcomes_1m counts it once")
     check(n("SELECT count() AS n FROM %s.error_lookup WHERE id = 'b1'" % db) == 1, "retried batch: error_lookup has it once")
+    check(n("SELECT sum(n) AS n FROM %s.findings_1h WHERE agent = 'boom'" % db) == 1, "retried batch: findings_1h counts it once")
     check(n("SELECT max(max_offset) AS n FROM %s.ingest_progress WHERE kafka_partition = 2" % db) == 101, "retried batch: progress 101")
 
     # Merges keep the rollups right.
-    for t in ("errors", "errors_1m", "outcomes_1m", "ingest_progress", "error_lookup"):
+    for t in ("errors", "errors_1m", "outcomes_1m", "ingest_progress", "error_lookup", "findings_1h"):
         s.query("OPTIMIZE TABLE %s.%s FINAL" % (db, t))
     check(n("SELECT count() AS n FROM %s.errors" % db) == 3, "errors after OPTIMIZE FINAL: 2 events + boom")
     check(n("SELECT count() AS n FROM %s.ingest_progress" % db) == 3, "ingest_progress after merge: one row per partition (3)")
     check(n("SELECT sum(n) AS n FROM %s.errors_1m" % db) == 4, "errors_1m keeps its sums after merge")
     check(n("SELECT count() AS n FROM %s.errors_1m WHERE agent = 'a1'" % db) == 1, "errors_1m: one row per key after merge")
+    r = rows("SELECT sum(n) AS n, count() AS c, any(example_event_id) AS e, any(example_error_id) AS i "
+             "FROM %s.findings_1h WHERE agent = 'a1' AND finding = 'f1'" % db)[0]
+    check(int(r["n"]) == 2 and int(r["c"]) == 1 and (r["e"], r["i"]) == ("e1", "E1"),
+          "findings_1h after merge: one row per key, sums and example kept: %s" % r)
 
     s.close()
     if failures:

@@ -542,3 +542,50 @@ FROM errtrail.landing_local
 WHERE dead = 0
 GROUP BY minute, agent, caller, source_kind;
 
+-- 006 findings_1h rollup (checksum 81136ecd949bb69f1e9e8d8d4bd9457f9f3a68db26e6a4b02a0ccfa69f0804bc)
+CREATE TABLE IF NOT EXISTS errtrail.findings_1h_local ON CLUSTER errtrail_cluster
+(
+    agent String,
+    hour DateTime,
+    source_kind String,
+    finding String,
+    with_error_id UInt8,
+    n UInt64,
+    breaking UInt64,
+    example_event_id String,
+    example_error_id String
+)
+ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/errtrail/findings_1h_local', '{replica}', (n, breaking))
+PARTITION BY toYYYYMMDD(hour)
+ORDER BY (agent, hour, source_kind, finding, with_error_id);
+
+CREATE TABLE IF NOT EXISTS errtrail.findings_1h ON CLUSTER errtrail_cluster
+(
+    agent String,
+    hour DateTime,
+    source_kind String,
+    finding String,
+    with_error_id UInt8,
+    n UInt64,
+    breaking UInt64,
+    example_event_id String,
+    example_error_id String
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, findings_1h_local, rand());
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv7_findings_1h ON CLUSTER errtrail_cluster TO errtrail.findings_1h_local AS
+SELECT
+    agent,
+    toStartOfHour(observed_at) AS hour,
+    source_kind,
+    finding,
+    toUInt8(error_id != '') AS with_error_id,
+    count() AS n,
+    countIf(notEmpty(findings)) AS breaking,
+    argMax(if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))), (observed_at_ms, if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))))) AS example_event_id,
+    argMax(error_id, (observed_at_ms, if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))))) AS example_error_id
+FROM errtrail.landing_local
+ARRAY JOIN arrayPushFront(findings, '') AS finding
+WHERE dead = 0
+GROUP BY agent, hour, source_kind, finding, with_error_id;
+

@@ -358,3 +358,36 @@ FROM errtrail.landing
 WHERE dead = 0
 GROUP BY minute, agent, caller, source_kind;
 
+-- 006 findings_1h rollup (checksum 710683ac4696c6baab14af73439207a794dbec87e6de99aa1c2473eded43da35)
+CREATE TABLE IF NOT EXISTS errtrail.findings_1h
+(
+    agent String,
+    hour DateTime,
+    source_kind String,
+    finding String,
+    with_error_id UInt8,
+    n UInt64,
+    breaking UInt64,
+    example_event_id String,
+    example_error_id String
+)
+ENGINE = SummingMergeTree((n, breaking))
+PARTITION BY toYYYYMMDD(hour)
+ORDER BY (agent, hour, source_kind, finding, with_error_id);
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv7_findings_1h TO errtrail.findings_1h AS
+SELECT
+    agent,
+    toStartOfHour(observed_at) AS hour,
+    source_kind,
+    finding,
+    toUInt8(error_id != '') AS with_error_id,
+    count() AS n,
+    countIf(notEmpty(findings)) AS breaking,
+    argMax(if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))), (observed_at_ms, if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))))) AS example_event_id,
+    argMax(error_id, (observed_at_ms, if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))))) AS example_error_id
+FROM errtrail.landing
+ARRAY JOIN arrayPushFront(findings, '') AS finding
+WHERE dead = 0
+GROUP BY agent, hour, source_kind, finding, with_error_id;
+

@@ -1,0 +1,122 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/errtrail/errtrail/lookup"
+)
+
+func TestObserver(t *testing.T) {
+	cases := []struct {
+		in   map[string]uint64
+		want string
+	}{
+		{map[string]uint64{"agent": 1, "gateway": 100, "client": 5}, "agent"},
+		{map[string]uint64{"agent": 0, "gateway": 3, "client": 5}, "gateway"},
+		{map[string]uint64{"client": 5, "": 50}, "client"},
+		{map[string]uint64{"": 5, "probe": 7}, "probe"},
+		{map[string]uint64{"": 7, "probe": 7}, ""},
+		{map[string]uint64{}, ""},
+	}
+	for _, c := range cases {
+		if got := Observer(c.in); got != c.want {
+			t.Errorf("Observer(%v) = %q; want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// A reply seen by the agent and by a gateway is counted from the agent's
+// row; codes this build does not know are reported after known ones, with
+// the code as title.
+func TestBuildCountsOneObserver(t *testing.T) {
+	from := time.Unix(1_700_000_000, 0).UTC()
+	r := build("a", from, from.Add(time.Hour), merge([]partRow{
+		{"a", "agent", "", 6, 2, "", "", 0},
+		{"a", "gateway", "", 10, 10, "", "", 0},
+		{"a", "agent", "from_the_future", 2, 2, "e1", "", 5},
+		{"a", "agent", "untyped_5xx", 1, 1, "e2", "x2", 1},
+		{"a", "agent", "retry_delay_missing", 2, 2, "e3", "", 5},
+		{"a", "gateway", "body_missing", 10, 10, "g1", "", 5},
+		// The second range: adds up, and its later example without an
+		// error_id does not replace e2.
+		{"a", "agent", "", 4, 2, "", "", 0},
+		{"a", "agent", "untyped_5xx", 1, 1, "e4", "", 9},
+	}))
+	if r.Replies != 10 || r.OtherObservations != 10 || r.Source != "agent" {
+		t.Fatalf("replies %d other %d source %q; want 10, 10, agent", r.Replies, r.OtherObservations, r.Source)
+	}
+	var codes []string
+	for _, x := range r.Rules {
+		codes = append(codes, x.Code)
+		if x.Share != 0.2 {
+			t.Errorf("%s share %v; want 0.2", x.Code, x.Share)
+		}
+	}
+	if got := codes; len(got) != 3 || got[0] != "retry_delay_missing" || got[1] != "untyped_5xx" || got[2] != "from_the_future" {
+		t.Errorf("rule order %v; want documentation order, unknown code last", got)
+	}
+	if r.Rules[2].Title != "from_the_future" || r.Rules[1].ExampleEventID != "e2" || r.Rules[1].ExampleErrorID != "x2" {
+		t.Errorf("rules %+v", r.Rules)
+	}
+	for _, c := range r.Clean {
+		if c == "retry_delay_missing" || c == "untyped_5xx" {
+			t.Errorf("broken rule %s listed as clean", c)
+		}
+	}
+	found := false
+	for _, c := range r.Clean {
+		found = found || c == "body_missing"
+	}
+	if !found {
+		t.Error("body_missing, broken only in the gateway's copies, is not clean")
+	}
+}
+
+func TestBadRanges(t *testing.T) {
+	now := time.Now()
+	// Nothing listens on port 1: a range check must answer before any query.
+	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{"127.0.0.1:1"}, DialTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := &ClickHouse{Conn: conn}
+	for _, rg := range []struct {
+		name     string
+		from, to time.Time
+	}{
+		{"zero", time.Time{}, now},
+		{"unset to", now, time.Time{}},
+		{"empty", now, now},
+		{"reversed", now, now.Add(-time.Minute)},
+		{"too long", now.Add(-MaxRange - time.Second), now},
+		{"before 1970", time.Unix(-10, 0), now},
+		{"after 2106", now, time.Unix(1<<33, 0)},
+	} {
+		_, err := c.Report(context.Background(), "a", rg.from, rg.to)
+		var bad *BadRangeError
+		if !errors.As(err, &bad) {
+			t.Errorf("%s: %v; want a *BadRangeError", rg.name, err)
+		}
+	}
+	if err := CheckRange(now.Add(-MaxRange), now); err != nil {
+		t.Errorf("exactly MaxRange: %v", err)
+	}
+	// A good range against a server that is not there: unavailable, not bad input.
+	_, err = c.Report(context.Background(), "a", now.Add(-time.Hour), now)
+	var un *lookup.UnavailableError
+	var bad *BadRangeError
+	if !errors.As(err, &un) || errors.As(err, &bad) {
+		t.Errorf("no server: %v; want a *lookup.UnavailableError", err)
+	}
+	// A database name that cannot be spliced into SQL is refused before any query.
+	_, err = (&ClickHouse{Conn: conn, Database: "x; DROP"}).Report(context.Background(), "a", now.Add(-time.Hour), now)
+	if err == nil || errors.As(err, &un) || errors.As(err, &bad) {
+		t.Errorf("bad database: %v; want a configuration error", err)
+	}
+}
