@@ -1,0 +1,105 @@
+package textout
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/errtrail/errtrail/lookup"
+	"github.com/errtrail/errtrail/report"
+)
+
+func story() *lookup.Story {
+	d := int64(12000)
+	waited := int64(3100)
+	at := time.Date(2026, 12, 1, 12, 0, 5, 0, time.UTC)
+	return &lookup.Story{
+		MatchedAs: "error_id",
+		Record: lookup.Record{EventID: "ev-1", ObservedAt: at, Agent: "research-agent", Caller: "orch\x1b[2J-7",
+			Protocol: "a2a", Binding: "http", Kind: "quota", ErrorID: "err_1", Findings: []string{"retry_after_header_missing"}},
+		Meaning: lookup.Meaning{Headline: "Quota: caller went over its limit.", Details: []string{"The agent was healthy for everyone else."}, Advice: "Wait 12 s."},
+		Attempts: lookup.Attempts{Key: "message_id", Attempts: []lookup.Attempt{
+			{EventID: "ev-0", Attempt: 1, ObservedAt: at.Add(-3100 * time.Millisecond), Kind: "quota", AskedDelayMS: &d, Next: "error"},
+			{EventID: "ev-1", Attempt: 2, ObservedAt: at, Kind: "quota", AskedDelayMS: &d, WaitedMS: &waited, Next: "none_seen", This: true, Violations: []string{"retried_too_soon"}},
+		}, Violations: []string{"retried_too_soon"}},
+		Context: lookup.Context{From: at.Add(-7 * time.Minute), To: at.Add(8 * time.Minute), VerdictAt: at,
+			Minutes: []lookup.Minute{{Minute: at.Truncate(time.Minute), ByKind: map[string]int64{"quota": 4}}}},
+		Findings: []lookup.Finding{{Code: "retry_after_header_missing", Checks: "Seed 000: an HTTP 429 MUST include Retry-After", Change: "Send Retry-After."}},
+	}
+}
+
+// TestStoryText: every section is printed, aligned, the attempt the story
+// is about is marked, and nothing reaches the terminal as a control byte
+// (a stored value holding an escape sequence is neutralised).
+func TestStoryText(t *testing.T) {
+	var b bytes.Buffer
+	if err := (Printer{W: &b}).Story(story()); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"QUOTA", "Quota: caller went over its limit.", "What the caller should do: Wait 12 s.",
+		"RECORD", "ATTEMPTS (same message_id)", "retried_too_soon", "3.1s", "12s", "CONTEXT", "FINDINGS",
+		"checks: Seed 000", "change: Send Retry-After.", "  >  2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.ContainsRune(out, 0x1b) {
+		t.Errorf("an escape byte reached the output:\n%q", out)
+	}
+	if !strings.Contains(out, "orch?[2J-7") {
+		t.Error("the control byte of the caller was not replaced by '?'")
+	}
+}
+
+func TestColorOnlyWhenAsked(t *testing.T) {
+	var plain, color bytes.Buffer
+	(Printer{W: &plain}).Story(story())
+	(Printer{W: &color, Color: true}).Story(story())
+	if strings.Contains(plain.String(), "\x1b[") {
+		t.Error("colour without Color")
+	}
+	if !strings.Contains(color.String(), "\x1b[1mRECORD\x1b[0m") || !strings.Contains(color.String(), "\x1b[31mretried_too_soon") {
+		t.Error("Color did not emphasise headings and broken rules")
+	}
+}
+
+func TestMatchesAndReport(t *testing.T) {
+	var b bytes.Buffer
+	ms := []lookup.Match{{EventID: "ev-1", Agent: "a", Kind: "quota", MatchedAs: "task_id"}, {EventID: "ev-2", Agent: "a", Kind: "quota", MatchedAs: "task_id"}}
+	(Printer{W: &b}).Matches(ms, 5)
+	if out := b.String(); !strings.Contains(out, "5 stored error replies") || !strings.Contains(out, "ev-2") || !strings.Contains(out, "and 3 more") {
+		t.Errorf("matches:\n%s", out)
+	}
+	b.Reset()
+	(Printer{W: &b}).Report(&report.Report{Agent: "legacy-agent", Replies: 10,
+		Rules: []report.Rule{{Code: "untyped_5xx", Title: "Bare 5xx", Replies: 4, Share: 0.4, ExampleEventID: "ev-9", Change: "Send a typed reason."}},
+		Clean: []string{"retry_delay_zero"}})
+	out := b.String()
+	for _, want := range []string{"Conformance of agent legacy-agent", "10 error replies", "untyped_5xx  Bare 5xx", "4 replies (40.0%)", "ev-9", "change: Send a typed reason.", "Never broken: retry_delay_zero"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "No reply broke") {
+		t.Error("a report with a broken rule says none was broken")
+	}
+}
+
+// errWriter keeps the first error: a closed pipe is reported, not ignored.
+func TestWriteErrorReported(t *testing.T) {
+	if err := (Printer{W: failing{}}).Story(story()); err == nil {
+		t.Error("a failing writer gave no error")
+	}
+}
+
+type failing struct{}
+
+func (failing) Write([]byte) (int, error) { return 0, errClosed }
+
+var errClosed = &closedErr{}
+
+type closedErr struct{}
+
+func (*closedErr) Error() string { return "closed" }
