@@ -56,16 +56,28 @@ func (s *Source) counts(ctx context.Context, db string, cfg *Config, sp Span, in
 		return err
 	}
 	var base, callers Input
+	baseline := s.agentBuckets
+	if len(s.Agents) > 0 {
+		baseline = s.restrictedBaseline
+	}
+	// The limits do not depend on the window either; the callers' pass
+	// does (it is told the window's callers).
+	var limits []LimitCount
 	err := parallel(
-		func() error { return s.agentBuckets(ctx, db, sp, &base) },
+		func() error { return baseline(ctx, db, sp, &base) },
+		func() error {
+			var l Input
+			err := s.limits(ctx, db, sp, &l)
+			limits = l.Limits
+			return err
+		},
 		func() error {
 			if err := s.window(ctx, db, cfg, sp, in); err != nil {
 				return err
 			}
-			return parallel(
-				func() error { return s.limits(ctx, db, sp, in) },
-				func() error { return s.callers(ctx, db, cfg, sp, in.Window, &callers) })
+			return s.callers(ctx, db, cfg, sp, in.Window, &callers)
 		})
+	in.Limits = limits
 	if err != nil {
 		return err
 	}
@@ -325,6 +337,80 @@ GROUP BY b`, bucketSource(db, sp, "", ""), mine)
 		sort.Slice(o, func(i, j int) bool { return o[i].Start < o[j].Start })
 	}
 	return nil
+}
+
+// restrictedBaseline is agentBuckets for a Source restricted to some
+// agents (Source.Agents), which reads one moment once (the support
+// lookup) and so has nothing to cache: the history start and the agents'
+// overload per bucket are read at once, without the bucket sums first.
+//
+// The same summary as agentBuckets: the overload is computed from the
+// same rows (the agents' rows of the whole baseline with overload > 0;
+// the buckets agentBuckets would leave out have none of them), and the
+// history start is the same first baseline bucket with any reply of any
+// agent, found by historyStart.
+func (s *Source) restrictedBaseline(ctx context.Context, db string, sp Span, in *Input) error {
+	base := &BaselineSummary{}
+	out := map[int64]overloadBucket{}
+	err := parallel(
+		func() error {
+			var err error
+			base.HistoryStart, err = s.historyStart(ctx, db, sp)
+			return err
+		},
+		func() error { return s.bucketOverload(ctx, db, sp, nil, out) })
+	if err != nil {
+		return err
+	}
+	byAgent := map[string]int{}
+	for b, ob := range out {
+		for _, ao := range ob.agents {
+			i, ok := byAgent[ao.agent]
+			if !ok {
+				i = len(base.Agents)
+				byAgent[ao.agent] = i
+				base.Agents = append(base.Agents, AgentBaseline{Agent: ao.agent})
+			}
+			base.Agents[i].Overload = append(base.Agents[i].Overload, BucketCount{Start: b, N: ao.n})
+		}
+	}
+	for i := range base.Agents {
+		o := base.Agents[i].Overload
+		sort.Slice(o, func(i, j int) bool { return o[i].Start < o[j].Start })
+	}
+	sort.Slice(base.Agents, func(i, j int) bool { return base.Agents[i].Agent < base.Agents[j].Agent })
+	in.Baseline = base
+	return nil
+}
+
+// historyStart returns the first baseline bucket with any reply of any
+// agent, or the span's BaselineEnd when there is none: the minimum of b
+// over bucketSource, as agentBuckets finds it. Once errtrail has run for a
+// baseline, that is the baseline's first bucket, which one row of it
+// proves: so the first bucket alone is read first (by the sorting-key
+// prefix minute of callers_1m, stopping at the first row), and the whole
+// baseline only when it is empty.
+func (s *Source) historyStart(ctx context.Context, db string, sp Span) (int64, error) {
+	first := fmt.Sprintf(`SELECT toUInt64(count()) FROM (SELECT b FROM (%s) LIMIT 1)`,
+		bucketSource(db, sp, "", "", sp.BaselineStart))
+	var n uint64
+	err := s.query(ctx, QHistory, first, func(r driver.Rows) error { return r.Scan(&n) })
+	if err != nil || n > 0 {
+		return sp.BaselineStart, err
+	}
+	start := sp.BaselineEnd
+	all := fmt.Sprintf(`SELECT toUInt32(min(b)), toUInt64(count()) FROM (%s)`, bucketSource(db, sp, "", ""))
+	err = s.query(ctx, QHistory, all, func(r driver.Rows) error {
+		var b uint32
+		if err := r.Scan(&b, &n); err != nil {
+			return err
+		}
+		if n > 0 {
+			start = int64(b)
+		}
+		return nil
+	})
+	return start, err
 }
 
 // overloadBucket is one baseline bucket's overload per agent, and the sum

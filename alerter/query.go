@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,8 +27,29 @@ const (
 	QOutcomes = "outcomes"
 )
 
+// QHistory names the read of the history start alone (a restricted
+// Source's counts step): is there a reply in the first baseline bucket,
+// and only when not, the first bucket with one.
+const QHistory = "history"
+
 // QueryNames lists every query one evaluation runs.
 var QueryNames = []string{QBuckets, QOverload, QWindow, QLimits, QCallers, QRetries, QIdemKeys, QGateway, QOutcomes}
+
+// The steps of Gather (values of Source.Steps). Each fills its own part of
+// the Input:
+//
+//   - StepCounts: Buckets, Baseline, Window, Limits. The agents' overload,
+//     the callers' runaway and the limit-too-low verdicts, and the history,
+//     come from these alone.
+//   - StepRetries: Retries (the retry-storm verdicts).
+//   - StepGateway: Gateways (gateway mangling).
+//   - StepOutcomes: DeadLetters and Accepted (the pipeline's rates).
+const (
+	StepCounts   = "counts"
+	StepRetries  = "retries"
+	StepGateway  = "gateway"
+	StepOutcomes = "outcomes"
+)
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -63,6 +85,13 @@ type Source struct {
 	// 0 or below (Config.NeedsOwnBaseline): those read every caller's
 	// buckets, and Gather refuses them.
 	Agents []string
+	// Steps, if not empty, are the only steps Gather runs (StepCounts,
+	// StepRetries, StepGateway, StepOutcomes); the parts of the Input the
+	// others fill stay empty. Evaluate's verdicts that depend only on the
+	// steps run are the same as after a full Gather: the support lookup
+	// runs StepCounts alone for the overload, runaway and limit-too-low
+	// verdicts of one agent (alerter/restricted_integration_test.go).
+	Steps []string
 	// Observe, if set, is told each query's rows read, duration and error.
 	// Gather runs queries at once, but calls Observe for one at a time.
 	Observe func(name string, rows uint64, took time.Duration, err error)
@@ -129,11 +158,23 @@ func (s *Source) Gather(ctx context.Context, cfg *Config, now time.Time) (*Input
 	}
 	// The queries that do not depend on each other run at once, each
 	// filling an Input of its own.
-	steps := []func(context.Context, string, *Config, Span, *Input) error{s.counts, s.retries, s.gateway, s.outcomes}
+	type step struct {
+		name string
+		run  func(context.Context, string, *Config, Span, *Input) error
+	}
+	steps := []step{{StepCounts, s.counts}, {StepRetries, s.retries}, {StepGateway, s.gateway}, {StepOutcomes, s.outcomes}}
+	for _, name := range s.Steps {
+		if !slices.ContainsFunc(steps, func(st step) bool { return st.name == name }) {
+			return nil, fmt.Errorf("alerter: unknown Gather step %q", name)
+		}
+	}
 	parts := make([]Input, len(steps))
-	fns := make([]func() error, len(steps))
+	var fns []func() error
 	for i, step := range steps {
-		fns[i] = func() error { return step(ctx, db, cfg, sp, &parts[i]) }
+		if len(s.Steps) > 0 && !slices.Contains(s.Steps, step.name) {
+			continue
+		}
+		fns = append(fns, func() error { return step.run(ctx, db, cfg, sp, &parts[i]) })
 	}
 	if err := parallel(fns...); err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/errtrail/errtrail/alerter"
 )
 
@@ -30,6 +32,13 @@ func TestRestrictedGatherMatchesFull(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		rows = append(rows, steady(now, quotaRow, "late-agent", fmt.Sprintf("c%d", i), 3+i, 5*time.Minute, 0)...)
 	}
+	// One reply an hour and five minutes ago, alone in the first baseline
+	// bucket of the moment probeAt: there the history start is found by
+	// reading that bucket alone, at now by reading the whole baseline
+	// (its first bucket is empty).
+	t0 := now.Add(-65 * time.Minute).Truncate(time.Minute).Add(2 * time.Second)
+	probeAt := t0.Truncate(time.Minute).Add(time.Hour + time.Minute + 5*time.Second)
+	rows = append(rows, with(quotaRow, "agent", "ancient", "caller", "c1", "observed_at_ms", t0.UnixMilli()))
 	insert(t, conn, opts, rows)
 
 	for _, tc := range []struct {
@@ -47,22 +56,32 @@ func TestRestrictedGatherMatchesFull(t *testing.T) {
 			cfg := alerter.DefaultConfig()
 			tc.cfg(&cfg)
 			cfg.TopK = 1000 // the cut across agents is not the restriction's to reproduce
-			for _, at := range []time.Time{now, now.Add(25 * time.Second)} {
+			for mi, at := range []time.Time{now, now.Add(25 * time.Second), probeAt} {
 				full, err := (&alerter.Source{Conn: conn, Database: opts.Database}).Gather(context.Background(), &cfg, at)
 				if err != nil {
 					t.Fatal(err)
 				}
 				fv := alerter.Evaluate(&cfg, full, nil)
-				if len(fv.Agents) < 8 {
-					t.Fatalf("only %d agents in the full read; the comparison proves little", len(fv.Agents))
+				if need := map[int]int{0: 8, 1: 8, 2: 3}[mi]; len(fv.Agents) < need {
+					t.Fatalf("only %d agents in the full read at %s; the comparison proves little", len(fv.Agents), at.Format("15:04:05"))
 				}
 				for _, want := range fv.Agents {
-					src := &alerter.Source{Conn: conn, Database: opts.Database, Agents: []string{want.Agent}}
+					var histories int // history reads: 1 when the first bucket had a reply, 2 when not
+					src := &alerter.Source{Conn: conn, Database: opts.Database, Agents: []string{want.Agent},
+						Observe: func(name string, _ uint64, _ time.Duration, _ error) {
+							if name == alerter.QHistory {
+								histories++
+							}
+						}}
 					in, err := src.Gather(context.Background(), &cfg, at)
 					if err != nil {
 						t.Fatal(err)
 					}
+					if wantReads := map[bool]int{true: 1, false: 2}[at.Equal(probeAt)]; histories != wantReads {
+						t.Errorf("%s at %s: %d history reads, want %d", tc.name, at.Format("15:04:05"), histories, wantReads)
+					}
 					v := alerter.Evaluate(&cfg, in, nil)
+					checkCountsOnly(t, conn, opts.Database, &cfg, at, tc.name, want, fv)
 					var got *alerter.AgentVerdict
 					for i := range v.Agents {
 						if v.Agents[i].Agent != want.Agent {
@@ -91,6 +110,60 @@ func TestRestrictedGatherMatchesFull(t *testing.T) {
 	}
 }
 
+// checkCountsOnly: a restricted Gather of the counts step alone
+// (Source.Steps, what the story runs) gives the agent the same overload,
+// limit-too-low and runaway verdicts, every field of its AgentVerdict but
+// those of the steps left out (RetryStormCallers, Gateway), and the same
+// history as a full Gather; it reads no retry storm.
+func checkCountsOnly(t *testing.T, conn driver.Conn, db string, cfg *alerter.Config, at time.Time, name string,
+	want alerter.AgentVerdict, fv *alerter.Verdicts) {
+	t.Helper()
+	src := &alerter.Source{Conn: conn, Database: db, Agents: []string{want.Agent}, Steps: []string{alerter.StepCounts}}
+	in, err := src.Gather(context.Background(), cfg, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Retries)+len(in.Gateways)+len(in.DeadLetters) != 0 || in.Accepted != 0 {
+		t.Errorf("%s, agent %s: the counts step alone read retries, gateways or outcomes", name, want.Agent)
+	}
+	v := alerter.Evaluate(cfg, in, nil)
+	var got *alerter.AgentVerdict
+	for i := range v.Agents {
+		if v.Agents[i].Agent == want.Agent {
+			got = &v.Agents[i]
+		}
+	}
+	if got == nil {
+		t.Errorf("%s at %s: counts-only read has no verdict for %s", name, at.Format("15:04:05"), want.Agent)
+		return
+	}
+	w := want
+	w.RetryStormCallers, w.Gateway = 0, nil
+	if d := diffValue("AgentVerdict", reflect.ValueOf(got), reflect.ValueOf(&w)); d != "" {
+		t.Errorf("%s at %s, agent %s, counts only: %s", name, at.Format("15:04:05"), want.Agent, d)
+	}
+	if v.HistorySeconds != fv.HistorySeconds || v.HistorySufficient != fv.HistorySufficient {
+		t.Errorf("%s, agent %s, counts only: history %v; full read %v", name, want.Agent, v.HistorySeconds, fv.HistorySeconds)
+	}
+	var g, f strings.Builder
+	for _, c := range v.Callers {
+		if c.Agent == want.Agent {
+			fmt.Fprintf(&g, "runaway %+v\n", c)
+		}
+	}
+	for _, c := range fv.Callers {
+		if c.Agent == want.Agent {
+			fmt.Fprintf(&f, "runaway %+v\n", c)
+		}
+	}
+	if g.String() != f.String() {
+		t.Errorf("%s, agent %s, counts only: runaway callers\n%s\nfull read\n%s", name, want.Agent, g.String(), f.String())
+	}
+	if len(v.RetryStorms) != 0 {
+		t.Errorf("%s, agent %s, counts only: retry storms %+v", name, want.Agent, v.RetryStorms)
+	}
+}
+
 // TestRestrictedGatherRefusesUnsafeNames: an agent name that could end a
 // quoted literal is refused before any query runs.
 func TestRestrictedGatherRefusesUnsafeNames(t *testing.T) {
@@ -102,6 +175,9 @@ func TestRestrictedGatherRefusesUnsafeNames(t *testing.T) {
 		} else if strings.Contains(err.Error(), name) {
 			t.Errorf("the error quotes the name: %v", err)
 		}
+	}
+	if _, err := (&alerter.Source{Steps: []string{"counts", "everything"}}).Gather(context.Background(), &cfg, time.Now()); err == nil {
+		t.Error("Gather with an unknown step: no error")
 	}
 	src := &alerter.Source{Agents: []string{"a"}, Reference: true}
 	if _, err := src.Gather(context.Background(), &cfg, time.Now()); err == nil {

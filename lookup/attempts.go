@@ -6,6 +6,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/errtrail/errtrail/alerter"
 )
 
@@ -93,7 +95,7 @@ func attemptSpan(cfg *alerter.Config) time.Duration {
 // the same agent, caller and observer (source kind and id) are chained, as
 // the alerter forms its sequences, so a request reported by both an agent
 // and its gateway is not counted twice.
-func (f *Finder) attempts(ctx context.Context, r *Record, idem uint64, cfg *alerter.Config) (Attempts, error) {
+func (f *Finder) attempts(ctx context.Context, conn driver.Conn, r *Record, idem uint64, cfg *alerter.Config) (Attempts, error) {
 	kind, value := chainKey(r, idem)
 	out := Attempts{Key: kind, Attempts: []Attempt{}, Violations: []string{}, Rules: []RetryRule{}}
 	if kind == "" {
@@ -134,7 +136,7 @@ func (f *Finder) attempts(ctx context.Context, r *Record, idem uint64, cfg *aler
 	q += fmt.Sprintf(" ORDER BY abs(toInt64(observed_at_ms) - %d), event_id, ingested_at DESC LIMIT 1 BY event_id LIMIT %d",
 		recMS, MaxAttempts+1)
 	var rows []attemptRow
-	if err := f.Conn.Select(ctx, &rows, q, args...); err != nil {
+	if err := conn.Select(ctx, &rows, q, args...); err != nil {
 		return out, err
 	}
 	if len(rows) > MaxAttempts {

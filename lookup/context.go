@@ -14,21 +14,37 @@ const ContextMinutes = 15
 
 // contextOf reads the caller's errors per minute and kind around the
 // record (errors_1m, by its sorting-key prefix agent, minute) and the
-// alerter's verdicts at the record's moment. A failure of the verdicts is
-// reported in VerdictError, not returned: the rest of the story holds.
-func (f *Finder) contextOf(ctx context.Context, r *Record, cfg *alerter.Config) (Context, error) {
+// alerter's verdicts at the record's moment. A failure of the verdicts, or
+// their missing Finder.VerdictBudget counted from began, is reported in
+// VerdictError, not returned: the rest of the story holds.
+func (f *Finder) contextOf(ctx context.Context, r *Record, cfg *alerter.Config, began time.Time) (Context, error) {
 	start := r.ObservedAt.Truncate(time.Minute).Add(-(ContextMinutes / 2) * time.Minute)
 	c := Context{From: start, To: start.Add(ContextMinutes * time.Minute), Minutes: make([]Minute, ContextMinutes)}
 	for i := range c.Minutes {
 		c.Minutes[i] = Minute{Minute: start.Add(time.Duration(i) * time.Minute), ByKind: map[string]int64{}}
 	}
-	verdicts := make(chan error, 1)
-	go func() { verdicts <- f.verdicts(ctx, r, cfg, &c) }()
+	// The verdicts fill a Context of their own, copied in when they come:
+	// past VerdictBudget the story goes on without them.
+	type verdictsDone struct {
+		c   Context
+		err error
+	}
+	verdicts := make(chan verdictsDone, 1)
+	vctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		_, done := f.step("verdicts") // the alerter names its own queries
+		var v verdictsDone
+		v.err = f.verdicts(vctx, r, cfg, &v.c)
+		done(v.err)
+		verdicts <- v
+	}()
 
 	q := fmt.Sprintf("SELECT toUInt32(minute) AS m, kind, toInt64(sum(n)) FROM %s.errors_1m"+
 		" WHERE agent = ? AND caller = ? AND minute >= toDateTime(?) AND minute < toDateTime(?)"+
 		" GROUP BY m, kind", f.db())
-	rows, err := f.Conn.Query(ctx, q, r.Agent, r.Caller, c.From.Unix(), c.To.Unix())
+	conn, done := f.step("minutes")
+	rows, err := conn.Query(ctx, q, r.Agent, r.Caller, c.From.Unix(), c.To.Unix())
 	if err == nil {
 		for rows.Next() {
 			var m uint32
@@ -46,8 +62,27 @@ func (f *Finder) contextOf(ctx context.Context, r *Record, cfg *alerter.Config) 
 			err = rows.Err()
 		}
 	}
-	if verr := <-verdicts; verr != nil {
-		c.VerdictError = "the verdicts could not be computed: " + verr.Error()
+	done(err)
+	var budget <-chan time.Time
+	if f.VerdictBudget > 0 {
+		t := time.NewTimer(f.VerdictBudget - time.Since(began))
+		defer t.Stop()
+		budget = t.C
+	}
+	select {
+	case v := <-verdicts:
+		if v.err != nil {
+			c.VerdictAt = v.c.VerdictAt
+			c.VerdictError = "the verdicts could not be computed: " + v.err.Error()
+			break
+		}
+		c.AgentOverloaded, c.CallerRunaway, c.LimitTooLow = v.c.AgentOverloaded, v.c.CallerRunaway, v.c.LimitTooLow
+		c.RetryStorm, c.RetryStormReasons, c.RetryStormChecked = v.c.RetryStorm, v.c.RetryStormReasons, v.c.RetryStormChecked
+		c.Undecided, c.VerdictAt, c.verdictsOK = v.c.Undecided, v.c.VerdictAt, v.c.verdictsOK
+	case <-budget:
+		cancel()
+		c.VerdictAt = time.Unix(r.ObservedAt.Unix(), 0).UTC()
+		c.VerdictError = fmt.Sprintf("the verdicts were not computed in time (budget %v); ask again", f.VerdictBudget)
 	}
 	return c, err
 }
@@ -63,7 +98,21 @@ func (f *Finder) verdicts(ctx context.Context, r *Record, cfg *alerter.Config, c
 	own := *cfg
 	// The story wants this caller's verdict, not the top of a ranking.
 	own.TopK, own.TopAgents = 1<<20, 1<<20
-	src := &alerter.Source{Conn: f.Conn, Database: f.db(), Agents: []string{r.Agent}}
+	// Only the counts step: the overload, runaway and limit-too-low
+	// verdicts come from it alone, the same as after a full Gather
+	// (alerter/restricted_integration_test.go); the retry storms only with
+	// Finder.RetryStorms.
+	steps := []string{alerter.StepCounts}
+	if f.RetryStorms {
+		steps = append(steps, alerter.StepRetries)
+	}
+	src := &alerter.Source{Conn: f.Conn, Database: f.db(), Agents: []string{r.Agent}, Steps: steps,
+		QueryIDPrefix: f.queryIDPrefix("verdicts-")}
+	if f.Observe != nil {
+		src.Observe = func(name string, rows uint64, took time.Duration, err error) {
+			f.Observe("verdicts/"+name, rows, took, err)
+		}
+	}
 	in, err := src.Gather(ctx, &own, at)
 	if err != nil {
 		return err
@@ -86,6 +135,7 @@ func (f *Finder) verdicts(ctx context.Context, r *Record, cfg *alerter.Config, c
 			c.RetryStormReasons = append(c.RetryStormReasons, s.Reason)
 		}
 	}
+	c.RetryStormChecked = f.RetryStorms
 	c.verdictsOK = true
 	return nil
 }

@@ -18,9 +18,12 @@
 //     observer), the delays asked for and waited, and the retry rules of the
 //     seeds they broke (attempts.go, RetryRules);
 //   - Context: the caller's errors per minute and kind around the record
-//     (errors_1m), and the alerter's own verdicts at the record's moment,
-//     computed by alerter.Source.Gather restricted to the record's agent and
-//     alerter.Evaluate (context.go);
+//     (errors_1m), and the alerter's own verdicts at the record's moment
+//     (agent overloaded, caller runaway, limit too low), computed by
+//     alerter.Source.Gather restricted to the record's agent and to its
+//     counts step, and alerter.Evaluate (context.go); the retry-storm
+//     verdict only with Finder.RetryStorms (the attempts already show this
+//     request's retries);
 //   - Findings: each finding code with the sentence it checks and what the
 //     agent team should change (guide.go, GuideFor).
 //

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/errtrail/errtrail/schema"
 )
 
@@ -43,12 +45,12 @@ func (f *Finder) candidates(id string) []string {
 }
 
 // find returns the rows that carry id, newest first, narrowed to agent.
-func (f *Finder) find(ctx context.Context, id, agent string) ([]schema.ErrorRow, []string, error) {
+func (f *Finder) find(ctx context.Context, conn driver.Conn, id, agent string) ([]schema.ErrorRow, []string, error) {
 	cands := f.candidates(id)
 	var rows []schema.ErrorRow
 	if len(id) >= MinIDLen {
 		var err error
-		rows, err = schema.LookupAny(ctx, f.Conn, schema.Options{Database: f.db()}, cands...)
+		rows, err = schema.LookupAny(ctx, conn, schema.Options{Database: f.db()}, cands...)
 		if err != nil {
 			return nil, cands, err
 		}
@@ -64,7 +66,7 @@ func (f *Finder) find(ctx context.Context, id, agent string) ([]schema.ErrorRow,
 	}
 	if len(rows) == 0 && agent != "" {
 		var err error
-		if rows, err = f.findJSONRPC(ctx, cands, agent); err != nil {
+		if rows, err = f.findJSONRPC(ctx, conn, cands, agent); err != nil {
 			return nil, cands, err
 		}
 	}
@@ -81,7 +83,7 @@ func (f *Finder) find(ctx context.Context, id, agent string) ([]schema.ErrorRow,
 // findJSONRPC reads the agent's rows of the last JSONRPCRange whose
 // JSON-RPC id is one of cands (jsonrpc_id is not in error_lookup: the
 // agent's rows are read by the sorting-key prefix agent, observed_at).
-func (f *Finder) findJSONRPC(ctx context.Context, cands []string, agent string) ([]schema.ErrorRow, error) {
+func (f *Finder) findJSONRPC(ctx context.Context, conn driver.Conn, cands []string, agent string) ([]schema.ErrorRow, error) {
 	now := f.now()
 	marks := strings.TrimSuffix(strings.Repeat("?, ", len(cands)), ", ")
 	q := fmt.Sprintf("SELECT %s FROM %s.errors PREWHERE jsonrpc_id IN (%s)"+
@@ -94,7 +96,7 @@ func (f *Finder) findJSONRPC(ctx context.Context, cands []string, agent string) 
 	}
 	args = append(args, agent, now.Add(-JSONRPCRange).Unix(), now.Unix()+60)
 	var rows []schema.ErrorRow
-	if err := f.Conn.Select(ctx, &rows, q, args...); err != nil {
+	if err := conn.Select(ctx, &rows, q, args...); err != nil {
 		return nil, err
 	}
 	return rows, nil

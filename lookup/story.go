@@ -118,13 +118,17 @@ type Context struct {
 
 	// The alerter's verdicts, evaluated at the record's moment on the
 	// rollups with the alerter's own code.
-	AgentOverloaded bool      `json:"agent_overloaded"`
-	CallerRunaway   bool      `json:"caller_runaway"`
-	LimitTooLow     bool      `json:"limit_too_low"`
-	RetryStorm      bool      `json:"retry_storm"`
-	Undecided       bool      `json:"undecided"` // too little history to judge the caller
-	VerdictAt       time.Time `json:"verdict_at"`
-	VerdictError    string    `json:"verdict_error,omitempty"` // the verdicts could not be computed (the rest of the story still holds)
+	AgentOverloaded bool `json:"agent_overloaded"`
+	CallerRunaway   bool `json:"caller_runaway"`
+	LimitTooLow     bool `json:"limit_too_low"`
+	RetryStorm      bool `json:"retry_storm"`
+	// RetryStormChecked says whether RetryStorm was computed: only with
+	// Finder.RetryStorms (it costs the alerter's retry read; the attempts
+	// already show this request's retries). False: RetryStorm means nothing.
+	RetryStormChecked bool      `json:"retry_storm_checked"`
+	Undecided         bool      `json:"undecided"` // too little history to judge the caller
+	VerdictAt         time.Time `json:"verdict_at"`
+	VerdictError      string    `json:"verdict_error,omitempty"` // the verdicts could not be computed (the rest of the story still holds)
 	// RetryStormReasons are the alerter's reasons for RetryStorm
 	// (ignored_retry_after, rotated_message_id, rotated_idempotency_key).
 	RetryStormReasons []string `json:"retry_storm_reasons,omitempty"`

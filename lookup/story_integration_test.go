@@ -338,6 +338,28 @@ func TestContextVerdicts(t *testing.T) {
 	if err != nil || st.Context.VerdictError == "" || !strings.Contains(st.Meaning.Text, "is unknown") {
 		t.Errorf("story without verdicts: %v, verdict error %q, meaning %q", err, st.Context.VerdictError, st.Meaning.Text)
 	}
+	// Past the verdict budget the story is answered without them: the rest
+	// is whole, the verdicts false and said not computed in time.
+	hurried := newFinder(conn, opts)
+	hurried.VerdictBudget = time.Nanosecond
+	st, err = hurried.Story(ctx, "ev-ov-0-0", FindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(st.Context.VerdictError, "not computed in time") || st.Context.AgentOverloaded ||
+		!strings.Contains(st.Meaning.Text, "is unknown") || len(st.Context.Minutes) != ContextMinutes || st.Record.EventID != "ev-ov-0-0" {
+		t.Errorf("story past the budget: verdict error %q, overloaded %v, meaning %q", st.Context.VerdictError,
+			st.Context.AgentOverloaded, st.Meaning.Text)
+	}
+	// The retry storms are read only when asked for (Finder.RetryStorms),
+	// with the same verdicts otherwise.
+	storms := newFinder(conn, opts)
+	storms.RetryStorms = true
+	if st, err = storms.Story(ctx, "ev-ov-0-0", FindOptions{}); err != nil || st.Context.VerdictError != "" ||
+		st.Context.AgentOverloaded != ov.Context.AgentOverloaded || st.Context.CallerRunaway != ov.Context.CallerRunaway ||
+		st.Context.LimitTooLow != ov.Context.LimitTooLow {
+		t.Errorf("story with retry storms: %v, context %+v; without %+v", err, st.Context, ov.Context)
+	}
 }
 
 // TestStoryHoldsNoPlantedSecret: replies whose message carries a bearer

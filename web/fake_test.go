@@ -117,7 +117,7 @@ func sampleStory() *lookup.Story {
 				{Minute: t0.Truncate(time.Minute), ByKind: map[string]int64{"quota": 20}},
 				{Minute: t0.Truncate(time.Minute).Add(-time.Minute), ByKind: map[string]int64{"overload": 1}},
 			},
-			RetryStorm: true, RetryStormReasons: []string{"ignored_retry_after"}, VerdictAt: t0,
+			RetryStorm: true, RetryStormChecked: true, RetryStormReasons: []string{"ignored_retry_after"}, VerdictAt: t0,
 		},
 		Findings: []lookup.Finding{{
 			Code:   "retry_after_header_missing",

@@ -47,7 +47,7 @@ func TestBrowserStack(t *testing.T) {
 	}
 	t.Logf("looking up error_id %s (agent %s, attempt %d)", errorID, agent, attempt)
 
-	finder := &lookup.Finder{Conn: st.Conn, Database: st.Database}
+	finder := &lookup.Finder{Conn: st.Conn, Database: st.Database, RetryStorms: true}
 	srv := httptest.NewServer(New(Config{Logger: stackload.Logger(t)}, finder, &report.ClickHouse{Conn: st.Conn, Database: st.Database}))
 	defer srv.Close()
 

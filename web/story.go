@@ -60,8 +60,10 @@ func (h *handler) storyPage(s *lookup.Story) storyPage {
 		{Name: "Agent overloaded", Meaning: "The agent fails for every caller: an incident on the agent's side, whatever this caller does.", Set: c.AgentOverloaded},
 		{Name: "Caller runaway", Meaning: "This caller sends far more calls than it usually does.", Set: c.CallerRunaway},
 		{Name: "Limit too low", Meaning: "Callers that behave as usual hit this limit: the limit may be set too low for them.", Set: c.LimitTooLow},
-		{Name: "Retry storm", Meaning: "This caller retries sooner than it was asked to, or retries with new ids.", Set: c.RetryStorm, Reasons: c.RetryStormReasons},
 		{Name: "Undecided", Meaning: "There is too little history to judge this caller yet.", Set: c.Undecided},
+	}
+	if c.RetryStormChecked {
+		p.Verdicts = append(p.Verdicts[:3:3], append([]verdict{{Name: "Retry storm", Meaning: "This caller retries sooner than it was asked to, or retries with new ids.", Set: c.RetryStorm, Reasons: c.RetryStormReasons}}, p.Verdicts[3:]...)...)
 	}
 	l := h.links
 	p.Report = ReportURL(l.base, rec.Agent, time.Time{}, time.Time{})

@@ -38,6 +38,8 @@ type common struct {
 	timeout  *time.Duration
 	logLevel *string
 	logFmt   *string
+	storms   *bool
+	budget   *time.Duration
 }
 
 // shared reports whether flag name is one ingest has too (same meaning), so
@@ -70,6 +72,8 @@ func newCommon(name string, stderr io.Writer) *common {
 		timeout:  fs.Duration("query.timeout", 10*time.Second, "deadline of one answer's queries"),
 		logLevel: fs.String("log.level", "info", "debug, info, warn or error"),
 		logFmt:   fs.String("log.format", "text", "text or json"),
+		storms:   fs.Bool("context.retry-storms", false, "add the alerter's retry-storm verdict to a story's context (one more read of the hour's retries; the attempts show the request's own retries either way)"),
+		budget:   fs.Duration("context.verdict-budget", 0, "answer a story without the verdicts when they take longer than this (0: wait for them, up to the query timeout)"),
 	}
 }
 
@@ -143,6 +147,6 @@ func (c *common) redactor(log func(string)) *redact.Redactor {
 
 // services returns the lookup and report services on conn.
 func (c *common) services(conn driver.Conn, red *redact.Redactor) (*lookup.Finder, *report.ClickHouse) {
-	return &lookup.Finder{Conn: conn, Database: *c.chDB, Redactor: red},
+	return &lookup.Finder{Conn: conn, Database: *c.chDB, Redactor: red, RetryStorms: *c.storms, VerdictBudget: *c.budget},
 		&report.ClickHouse{Conn: conn, Database: *c.chDB}
 }

@@ -201,8 +201,12 @@ func (p Printer) context(w io.Writer, r *lookup.Record, c *lookup.Context) {
 		fmt.Fprintf(w, "  verdicts: could not be computed (%s)\n", clean(c.VerdictError))
 		return
 	}
+	storm := "not checked"
+	if c.RetryStormChecked {
+		storm = yesNo(c.RetryStorm)
+	}
 	fmt.Fprintf(w, "  verdicts at %s: agent overloaded %s · caller runaway %s · limit too low %s · retry storm %s",
-		stamp(c.VerdictAt), yesNo(c.AgentOverloaded), yesNo(c.CallerRunaway), yesNo(c.LimitTooLow), yesNo(c.RetryStorm))
+		stamp(c.VerdictAt), yesNo(c.AgentOverloaded), yesNo(c.CallerRunaway), yesNo(c.LimitTooLow), storm)
 	if c.Undecided {
 		fmt.Fprint(w, " · too little history to judge the caller")
 	}

@@ -40,7 +40,7 @@ func TestStoryText(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{"QUOTA", "Quota: caller went over its limit.", "What the caller should do: Wait 12 s.",
 		"RECORD", "ATTEMPTS (same message_id)", "retried_too_soon", "3.1s", "12s", "CONTEXT", "FINDINGS",
-		"checks: Seed 000", "change: Send Retry-After.", "  >  2"} {
+		"checks: Seed 000", "change: Send Retry-After.", "  >  2", "retry storm not checked"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lacks %q:\n%s", want, out)
 		}
