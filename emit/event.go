@@ -1,0 +1,325 @@
+package emit
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// Source kinds of the contract (docs/event-contract.md, source.kind).
+const (
+	KindAgent   = "agent"
+	KindGateway = "gateway"
+	KindClient  = "client"
+)
+
+// Bindings of the contract (reply.binding); a hint, the decoder decides.
+const (
+	BindingJSONRPC = "jsonrpc"
+	BindingHTTP    = "http"
+	BindingGRPC    = "grpc"
+)
+
+// Source says who observed a reply.
+type Source struct {
+	Kind string // KindAgent, KindGateway or KindClient
+	ID   string // the instance, e.g. a host name
+}
+
+// Header is one HTTP header field, gRPC metadata entry or trailer.
+type Header struct {
+	Name  string
+	Value string
+}
+
+// Request holds the ids the caller sent with the request.
+type Request struct {
+	HTTPRequestID string
+	// JSONRPCID is the JSON-RPC id as its JSON token: a quoted string
+	// (`"req-41"`) or a number (`7`); nil or `null` leaves it out. IDString
+	// and IDNumber build one.
+	JSONRPCID      json.RawMessage
+	MessageID      string
+	TaskID         string
+	IdempotencyKey string // only ever written to request.idempotency_key
+}
+
+// GRPC is the status of a gRPC reply.
+type GRPC struct {
+	Status   int // 0–16
+	Message  string
+	Trailers []Header // grpc-status-details-bin as sent (base64)
+}
+
+// Reply is the reply as observed.
+type Reply struct {
+	Binding    string // optional hint: BindingJSONRPC, BindingHTTP, BindingGRPC
+	HTTPStatus int    // 0 for a reply that did not travel over HTTP/1.1 or HTTP+JSON
+	Headers    []Header
+	Body       []byte
+	GRPC       *GRPC
+}
+
+// Event is one error reply in the form of the event contract v1. Its JSON
+// (AppendJSON, MarshalJSON) is valid under docs/event.schema.json. The
+// builders of this package (Observer, Handler, Transport) fill it with
+// credentials already removed; an Event built by hand should go through
+// Observer.Publish for the same.
+type Event struct {
+	EventID    string
+	ObservedAt time.Time
+	Source     Source
+	Agent      string
+	Endpoint   string
+	Caller     string
+	Method     string
+	Attempt    int // 0: not known
+	Request    Request
+	Reply      Reply
+}
+
+// IDString returns the JSON token of a string JSON-RPC id.
+func IDString(s string) json.RawMessage { return appendString(nil, s) }
+
+// IDNumber returns the JSON token of a numeric JSON-RPC id.
+func IDNumber(n int64) json.RawMessage { return strconv.AppendInt(nil, n, 10) }
+
+// ErrInvalidEvent is returned by AppendJSON for an event the contract
+// cannot carry (an out-of-range status or attempt, an id that is not a
+// JSON string or number).
+var ErrInvalidEvent = errors.New("emit: event outside the contract")
+
+// maxBodyJSONDepth is the deepest body embedded as body_json: the event adds
+// two levels to the decoder's limit of 64, so deeper bodies travel as text.
+const maxBodyJSONDepth = 60
+
+// MarshalJSON implements json.Marshaler.
+func (e *Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil) }
+
+// AppendJSON appends the event JSON to dst. Empty members are left out. The
+// body goes as body_json when it is a JSON object or array (cheapest to
+// decode, and readable on the topic), as body when it is other UTF-8 text,
+// and as body_base64 otherwise.
+func (e *Event) AppendJSON(dst []byte) ([]byte, error) {
+	if e.Attempt < 0 || e.Attempt > 65535 || e.Reply.HTTPStatus < 0 || e.Reply.HTTPStatus > 999 ||
+		len(e.EventID) > 128 || (e.Reply.GRPC != nil && (e.Reply.GRPC.Status < 0 || e.Reply.GRPC.Status > 16)) {
+		return dst, ErrInvalidEvent
+	}
+	id, err := rpcID(e.Request.JSONRPCID)
+	if err != nil {
+		return dst, err
+	}
+	b := append(dst, `{"v":1`...)
+	b = member(b, "event_id", e.EventID)
+	b = append(b, `,"observed_at":`...)
+	ms := e.ObservedAt.UnixMilli()
+	if e.ObservedAt.IsZero() || ms < 0 {
+		ms = 0
+	}
+	b = strconv.AppendInt(b, ms, 10)
+	if e.Source.Kind != "" || e.Source.ID != "" {
+		b = append(b, `,"source":{`...)
+		n := len(b)
+		b = member(b, "kind", e.Source.Kind)
+		b = member(b, "id", e.Source.ID)
+		if len(b) > n && b[n] == ',' {
+			b = append(b[:n], b[n+1:]...)
+		}
+		b = append(b, '}')
+	}
+	b = member(b, "agent", e.Agent)
+	b = member(b, "endpoint", e.Endpoint)
+	b = member(b, "caller", e.Caller)
+	b = member(b, "method", e.Method)
+	if e.Attempt > 0 {
+		b = append(b, `,"attempt":`...)
+		b = strconv.AppendInt(b, int64(e.Attempt), 10)
+	}
+	r := &e.Request
+	if r.HTTPRequestID != "" || id != nil || r.MessageID != "" || r.TaskID != "" || r.IdempotencyKey != "" {
+		b = append(b, `,"request":{`...)
+		n := len(b)
+		b = member(b, "http_request_id", r.HTTPRequestID)
+		if id != nil {
+			b = append(b, `,"jsonrpc_id":`...)
+			b = append(b, id...)
+		}
+		b = member(b, "message_id", r.MessageID)
+		b = member(b, "task_id", r.TaskID)
+		b = member(b, "idempotency_key", r.IdempotencyKey)
+		b = append(b[:n], b[n+1:]...) // the first member's comma
+		b = append(b, '}')
+	}
+	p := &e.Reply
+	b = append(b, `,"reply":{`...)
+	n := len(b)
+	b = member(b, "binding", p.Binding)
+	if p.HTTPStatus > 0 {
+		b = append(b, `,"http_status":`...)
+		b = strconv.AppendInt(b, int64(p.HTTPStatus), 10)
+	}
+	if len(p.Headers) > 0 {
+		b = append(b, `,"headers":`...)
+		b = appendFields(b, p.Headers)
+	}
+	if len(p.Body) > 0 {
+		b = appendBody(b, p.Body)
+	}
+	if g := p.GRPC; g != nil {
+		b = append(b, `,"grpc":{"status":`...)
+		b = strconv.AppendInt(b, int64(g.Status), 10)
+		b = member(b, "message", g.Message)
+		if len(g.Trailers) > 0 {
+			b = append(b, `,"trailers":`...)
+			b = appendFields(b, g.Trailers)
+		}
+		b = append(b, '}')
+	}
+	if len(b) > n && b[n] == ',' {
+		b = append(b[:n], b[n+1:]...)
+	}
+	b = append(b, "}}"...)
+	return b, nil
+}
+
+// rpcID checks a JSON-RPC id token: a string or a number, nil for none.
+func rpcID(id json.RawMessage) (json.RawMessage, error) {
+	if len(id) == 0 || string(id) == "null" {
+		return nil, nil
+	}
+	switch c := id[0]; {
+	case c == '"':
+		if s, ok := jsonString(id); ok && len(id) >= 2 {
+			return appendString(nil, s), nil
+		}
+	case c == '-' || c >= '0' && c <= '9':
+		if json.Valid(id) {
+			return id, nil
+		}
+	}
+	return nil, ErrInvalidEvent
+}
+
+// member appends ,"name":"value" when value is not empty.
+func member(b []byte, name, value string) []byte {
+	if value == "" {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return appendString(b, value)
+}
+
+// appendFields writes headers as [name, value] pairs, which keep order and
+// repeated fields.
+func appendFields(b []byte, hs []Header) []byte {
+	b = append(b, '[')
+	for i, h := range hs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = appendString(b, h.Name)
+		b = append(b, ',')
+		b = appendString(b, h.Value)
+		b = append(b, ']')
+	}
+	return append(b, ']')
+}
+
+func appendBody(b, body []byte) []byte {
+	if c := firstNonSpace(body); (c == '{' || c == '[') && jsonDepth(body) <= maxBodyJSONDepth && json.Valid(body) {
+		b = append(b, `,"body_json":`...)
+		return append(b, trimSpace(body)...)
+	}
+	if utf8.Valid(body) {
+		b = append(b, `,"body":`...)
+		return appendStringBytes(b, body)
+	}
+	b = append(b, `,"body_base64":"`...)
+	b = base64.StdEncoding.AppendEncode(b, body)
+	return append(b, '"')
+}
+
+// jsonDepth is the deepest nesting of objects and arrays in b (strings
+// skipped); it does not validate.
+func jsonDepth(b []byte) int {
+	depth, max := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+			if depth > max {
+				max = depth
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return max
+}
+
+const hexDigits = "0123456789abcdef"
+
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = append(b, s[start:i]...)
+				b = append(b, `\ufffd`...)
+				i += size
+				start = i
+				continue
+			}
+			if r == '\u2028' || r == '\u2029' {
+				b = append(b, s[start:i]...)
+				b = append(b, `\u202`...)
+				b = append(b, hexDigits[r&0xf])
+				i += size
+				start = i
+				continue
+			}
+			i += size
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"':
+			b = append(b, '\\', '"')
+		case '\\':
+			b = append(b, '\\', '\\')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		i++
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+func appendStringBytes(b, s []byte) []byte { return appendString(b, bstr(s)) }

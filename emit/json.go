@@ -1,0 +1,195 @@
+package emit
+
+import (
+	"encoding/json"
+	"unsafe"
+)
+
+// This file is a minimal JSON walker for the few members the emitter reads
+// (the JSON-RPC method and ids of a request, error/result/isError/status of
+// a reply). It copies nothing and allocates nothing; it trusts the input no
+// further than it walks, and any malformed input simply yields "not found".
+
+const maxWalkDepth = 64
+
+func bstr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+func firstNonSpace(b []byte) byte {
+	if i := skipSpace(b, 0); i < len(b) {
+		return b[i]
+	}
+	return 0
+}
+
+func trimSpace(b []byte) []byte {
+	i, j := 0, len(b)
+	for i < j && isSpace(b[i]) {
+		i++
+	}
+	for j > i && isSpace(b[j-1]) {
+		j--
+	}
+	return b[i:j]
+}
+
+// skipString returns the index after the closing quote of the string that
+// starts at b[i] == '"', or -1.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the index after the value starting at b[i], or -1.
+func skipValue(b []byte, i, depth int) int {
+	i = skipSpace(b, i)
+	if i >= len(b) || depth > maxWalkDepth {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		close := byte('}')
+		if b[i] == '[' {
+			close = ']'
+		}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == close {
+			return i + 1
+		}
+		for i < len(b) {
+			if close == '}' {
+				if i = skipSpace(b, i); i >= len(b) || b[i] != '"' {
+					return -1
+				}
+				if i = skipString(b, i); i < 0 {
+					return -1
+				}
+				if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+					return -1
+				}
+				i++
+			}
+			if i = skipValue(b, i, depth+1); i < 0 {
+				return -1
+			}
+			if i = skipSpace(b, i); i >= len(b) {
+				return -1
+			}
+			switch b[i] {
+			case ',':
+				i++
+			case close:
+				return i + 1
+			default:
+				return -1
+			}
+		}
+		return -1
+	default: // number, true, false, null
+		for i < len(b) {
+			switch c := b[i]; {
+			case c == ',' || c == '}' || c == ']' || isSpace(c):
+				return i
+			}
+			i++
+		}
+		return i
+	}
+}
+
+// get returns the value of member key of the object v (raw bytes), or nil.
+// Keys are compared as written (no unescaping: the members read here are
+// plain ASCII names).
+func get(v []byte, key string) []byte {
+	i := skipSpace(v, 0)
+	if i >= len(v) || v[i] != '{' {
+		return nil
+	}
+	i++
+	for {
+		if i = skipSpace(v, i); i >= len(v) || v[i] != '"' {
+			return nil
+		}
+		ks := i + 1
+		if i = skipString(v, i); i < 0 {
+			return nil
+		}
+		k := v[ks : i-1]
+		if i = skipSpace(v, i); i >= len(v) || v[i] != ':' {
+			return nil
+		}
+		vs := skipSpace(v, i+1)
+		e := skipValue(v, vs, 1)
+		if bstr(k) == key {
+			if e < 0 {
+				// Cut by a bound (a request prefix): the members read
+				// before the cut are still there.
+				return v[vs:]
+			}
+			return v[vs:e]
+		}
+		if e < 0 {
+			return nil
+		}
+		if i = skipSpace(v, e); i >= len(v) || v[i] != ',' {
+			return nil
+		}
+		i++
+	}
+}
+
+// path follows nested object members.
+func path(v []byte, keys ...string) []byte {
+	for _, k := range keys {
+		if v = get(v, k); v == nil {
+			return nil
+		}
+	}
+	return v
+}
+
+func isObject(v []byte) bool { return len(v) > 0 && v[0] == '{' }
+
+func isNullOrAbsent(v []byte) bool { return len(v) == 0 || string(v) == "null" }
+
+// jsonString returns the string a JSON string token holds. Without escapes
+// it is a view of v; with escapes it is decoded (an allocation).
+func jsonString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	inner := v[1 : len(v)-1]
+	for _, c := range inner {
+		if c == '\\' {
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				return "", false
+			}
+			return s, true
+		}
+	}
+	return bstr(inner), true
+}
+
+// stringOf is jsonString that gives "" for anything but a string.
+func stringOf(v []byte) string {
+	s, _ := jsonString(v)
+	return s
+}

@@ -1,0 +1,249 @@
+package emit
+
+import (
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Transport wraps the RoundTripper of a client or a gateway (base nil:
+// http.DefaultTransport): every error reply it receives is published to
+// sink, with the ids of the outgoing request, as an event of source kind
+// client (set cfg.Source.Kind to KindGateway for a gateway). The caller
+// reads the reply body exactly as it arrives; the transport looks at the
+// bytes as they pass and publishes when the body is read to its end or
+// closed.
+func Transport(base http.RoundTripper, sink Sink, cfg Config) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	cfg.defaults(KindClient)
+	o := NewObserver(sink, cfg.Source)
+	o.IdempotencyHeader = cfg.IdempotencyHeader
+	return &transport{base: base, cfg: cfg, obs: o}
+}
+
+type transport struct {
+	base http.RoundTripper
+	cfg  Config
+	obs  *Observer
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.cfg.Skip != nil && t.cfg.Skip(req) {
+		return t.base.RoundTrip(req)
+	}
+	out := req
+	var tee *sharedTee
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		// No way to read the body again: copy its first bytes as the base
+		// transport sends them, on a copy of the request (a RoundTripper
+		// must not change the caller's).
+		tee = &sharedTee{rc: req.Body, max: t.cfg.MaxRequestBytes}
+		r2 := *req
+		r2.Body = tee
+		out = &r2
+	}
+	resp, err := t.base.RoundTrip(out)
+	if err != nil || resp == nil || resp.Body == nil || resp.StatusCode == http.StatusSwitchingProtocols {
+		return resp, err
+	}
+	var mode uint8
+	switch kind := KindOf(resp.Header.Get("Content-Type")); {
+	case IsErrorStatus(resp.StatusCode):
+		mode = modeError
+	case kind == BodyJSON:
+		mode = modeProbe
+	case kind == BodySSE:
+		mode = modeSSE
+	default:
+		return resp, nil // a success that is not inspected: untouched
+	}
+	tap := &respTap{t: t, req: req, tee: tee, rc: resp.Body, mode: mode, status: resp.StatusCode, observed: time.Now()}
+	tap.headers = AppendHeaders(nil, resp.Header, t.cfg.IdempotencyHeader)
+	if mode == modeSSE {
+		tap.sse.Reset(t.cfg.MaxProbeBytes)
+	}
+	resp.Body = tap
+	return resp, nil
+}
+
+// respTap is the reply body the caller reads.
+type respTap struct {
+	t        *transport
+	req      *http.Request
+	tee      *sharedTee
+	rc       io.ReadCloser
+	mode     uint8
+	status   int
+	observed time.Time
+	headers  []Header
+	body     []byte
+	over     bool
+	eof      bool
+	done     bool
+	sse      SSEScanner
+}
+
+func (b *respTap) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	b.inspect(p[:n])
+	if err == io.EOF {
+		b.eof = true
+		b.finish()
+	}
+	return n, err
+}
+
+func (b *respTap) inspect(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	cfg := &b.t.cfg
+	switch b.mode {
+	case modeError:
+		if len(b.body)+len(p) > cfg.MaxBodyBytes {
+			b.over = true
+			return
+		}
+		b.body = append(b.body, p...)
+	case modeProbe:
+		if len(b.body)+len(p) > cfg.MaxProbeBytes {
+			b.mode = modePass
+			b.body = nil
+			return
+		}
+		b.body = append(b.body, p...)
+	case modeSSE:
+		b.sse.Write(p)
+	}
+}
+
+// Close publishes an error reply the caller did not read to its end: the
+// rest of its body (up to the bound) is read first, since the caller gave
+// it up.
+func (b *respTap) Close() error {
+	if !b.done && !b.eof && b.mode == modeError && !b.over {
+		var chunk [4096]byte
+		for !b.over {
+			n, err := b.rc.Read(chunk[:])
+			b.inspect(chunk[:n])
+			if err != nil {
+				b.eof = err == io.EOF
+				break
+			}
+		}
+	}
+	if b.eof {
+		b.finish()
+	}
+	b.done = true
+	return b.rc.Close()
+}
+
+func (b *respTap) finish() {
+	if b.done {
+		return
+	}
+	b.done = true
+	var body []byte
+	switch b.mode {
+	case modeError:
+		if b.over {
+			if d, ok := b.t.obs.Sink.(DropCounter); ok {
+				d.CountDrop(DropTooLarge)
+			}
+			return
+		}
+		body = b.body
+	case modeProbe:
+		if !JSONIsError(b.body) {
+			return
+		}
+		body = b.body
+	case modeSSE:
+		b.sse.End()
+		if !b.sse.Found() {
+			return
+		}
+		body = b.sse.ErrorEvent()
+	default:
+		return
+	}
+	req, cfg := b.req, &b.t.cfg
+	var info RequestInfo
+	reqBody := b.requestBody()
+	binding := ""
+	if ParseJSONRPC(reqBody, &info) {
+		binding = BindingJSONRPC
+	} else if ParseRoute(req.Method, req.URL.Path, reqBody, &info) {
+		binding = BindingHTTP
+	}
+	FromHeaders(req.Header, cfg.RequestIDHeader, cfg.AttemptHeader, cfg.IdempotencyHeader, &info)
+	ev := Event{
+		ObservedAt: b.observed,
+		Agent:      cfg.agent(req),
+		Endpoint:   cfg.Endpoint,
+		Method:     info.Method,
+		Attempt:    info.Attempt,
+		Request:    info.Request,
+		Reply:      Reply{Binding: binding, HTTPStatus: b.status, Headers: b.headers, Body: body},
+	}
+	if ev.Endpoint == "" {
+		ev.Endpoint = req.URL.String()
+	}
+	if cfg.Caller != nil {
+		ev.Caller = cfg.Caller(req)
+	}
+	b.t.obs.Publish(&ev)
+	b.body = nil
+}
+
+// requestBody returns the first bytes of the request body: a fresh copy
+// from GetBody, or what the tee saw.
+func (b *respTap) requestBody() []byte {
+	max := b.t.cfg.MaxRequestBytes
+	if b.tee != nil {
+		return b.tee.bytes()
+	}
+	if b.req.GetBody == nil {
+		return nil
+	}
+	rc, err := b.req.GetBody()
+	if err != nil || rc == nil {
+		return nil
+	}
+	defer rc.Close()
+	out, _ := io.ReadAll(io.LimitReader(rc, int64(max)))
+	return out
+}
+
+// sharedTee copies the first bytes of a request body as the transport
+// sends it (from its own goroutine, hence the lock).
+type sharedTee struct {
+	mu  sync.Mutex
+	rc  io.ReadCloser
+	buf []byte
+	max int
+}
+
+func (t *sharedTee) Read(p []byte) (int, error) {
+	n, err := t.rc.Read(p)
+	if n > 0 {
+		t.mu.Lock()
+		if room := t.max - len(t.buf); room > 0 {
+			t.buf = append(t.buf, p[:min(n, room)]...)
+		}
+		t.mu.Unlock()
+	}
+	return n, err
+}
+
+func (t *sharedTee) Close() error { return t.rc.Close() }
+
+func (t *sharedTee) bytes() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]byte(nil), t.buf...)
+}
