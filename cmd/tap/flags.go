@@ -1,0 +1,133 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"strings"
+
+	"github.com/errtrail/errtrail/emit"
+	"github.com/errtrail/errtrail/internal/cliflags"
+)
+
+// options are the tap's settings once flags and environment are read and
+// checked.
+type options struct {
+	upstream      *url.URL
+	upstreamHTTP2 bool
+	listen        string
+	metricsListen string
+	brokers       []string
+	topic         string
+	agent         string
+	source        emit.Source
+	callerHeader  string
+	requestID     string
+	attempt       string
+	idempotency   string
+	logLevel      slog.Level
+	logJSON       bool
+}
+
+// envKeys returns the variables flag name reads, in order of precedence:
+// ERRTRAIL_TAP_<NAME> (upper case, '.' and '-' as '_'), then, for the
+// --kafka.* and --log.* flags that ingest has too, ingest's ERRTRAIL_<NAME>.
+func envKeys(name string) []string {
+	n := strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(name))
+	if strings.HasPrefix(name, "kafka.") || strings.HasPrefix(name, "log.") {
+		return []string{"ERRTRAIL_TAP_" + n, "ERRTRAIL_" + n}
+	}
+	return []string{"ERRTRAIL_TAP_" + n}
+}
+
+// shownError is an error the flag package has already printed.
+type shownError struct{ error }
+
+func (e shownError) Unwrap() error { return e.error }
+
+// parseFlags reads the command line, then the environment, and checks the
+// result. --help prints the usage and returns flag.ErrHelp.
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("tap", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := cliflags.New(fs)
+	o := &options{}
+
+	upstream := fs.String("upstream", "", "base URL of the agent (http://host:port), required")
+	fs.BoolVar(&o.upstreamHTTP2, "upstream.http2", false, "speak HTTP/2 without TLS (h2c) to the upstream for every request, not only gRPC")
+	fs.StringVar(&o.listen, "http.listen-address", "127.0.0.1:19110", "address the proxy listens on (HTTP/1.1 and h2c)")
+	fs.StringVar(&o.metricsListen, "metrics.listen-address", "127.0.0.1:19111", "address of /metrics, /healthz and /readyz")
+	brokers := fs.String("kafka.brokers", "127.0.0.1:19092", "Kafka bootstrap brokers, comma-separated")
+	fs.StringVar(&o.topic, "kafka.topic", emit.DefaultTopic, "topic the events are published to")
+	fs.StringVar(&o.agent, "agent", "", "name of the agent behind the tap (the events' agent)")
+	fs.StringVar(&o.source.ID, "source.id", "", "this tap's instance id (default: the host name)")
+	fs.StringVar(&o.source.Kind, "source.kind", emit.KindAgent, "agent (the tap stands for the agent) or gateway")
+	fs.StringVar(&o.callerHeader, "caller.header", "", "request header naming the caller (never a credential header)")
+	fs.StringVar(&o.requestID, "request-id.header", "X-Request-Id", "request header with the request id")
+	fs.StringVar(&o.attempt, "attempt.header", "X-Attempt", "request header with the attempt number")
+	fs.StringVar(&o.idempotency, "idempotency.header", "Idempotency-Key", "request header with the idempotency key")
+	logLevel := fs.String("log.level", "info", "debug, info, warn or error")
+	logFormat := fs.String("log.format", "text", "text or json")
+	fs.VisitAll(func(fl *flag.Flag) { f.Env(fl.Name, envKeys(fl.Name)...) })
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `usage: tap --upstream URL [flags]
+
+A reverse proxy that publishes the agent's error replies to errtrail. A flag
+not given on the command line reads ERRTRAIL_TAP_<FLAG> (upper case, '.' and
+'-' as '_'), then, for --kafka.* and --log.*, ingest's ERRTRAIL_<FLAG>.
+
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, shownError{err}
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (the tap takes flags only)", fs.Arg(0))
+	}
+	if err := f.Resolve(); err != nil {
+		return nil, err
+	}
+	if *upstream == "" {
+		return nil, errors.New("--upstream is required")
+	}
+	u, err := url.Parse(*upstream)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("--upstream %q: want an http(s) base URL without query or fragment", *upstream)
+	}
+	o.upstream = u
+	if o.brokers = cliflags.SplitList(*brokers); len(o.brokers) == 0 {
+		return nil, errors.New("--kafka.brokers names no broker")
+	}
+	if o.topic == "" {
+		return nil, errors.New("--kafka.topic is empty")
+	}
+	switch o.source.Kind {
+	case emit.KindAgent, emit.KindGateway:
+	default:
+		return nil, fmt.Errorf("--source.kind %q: want agent or gateway", o.source.Kind)
+	}
+	if err := o.logLevel.UnmarshalText([]byte(*logLevel)); err != nil {
+		return nil, fmt.Errorf("--log.level %q: want debug, info, warn or error", *logLevel)
+	}
+	switch *logFormat {
+	case "text":
+	case "json":
+		o.logJSON = true
+	default:
+		return nil, fmt.Errorf("--log.format %q: want text or json", *logFormat)
+	}
+	return o, nil
+}
+
+// newLogger returns the logger --log.level and --log.format ask for.
+func newLogger(o *options, w io.Writer) *slog.Logger {
+	ho := &slog.HandlerOptions{Level: o.logLevel}
+	if o.logJSON {
+		return slog.New(slog.NewJSONHandler(w, ho))
+	}
+	return slog.New(slog.NewTextHandler(w, ho))
+}

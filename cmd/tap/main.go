@@ -1,0 +1,59 @@
+// Command tap is a reverse proxy in front of an agent that cannot be
+// changed: it forwards every request and reply unchanged (streams pass as
+// they come; HTTP/2 and gRPC over h2c both ways) and publishes one event
+// per error reply to Kafka, as the agent would with package emit.
+//
+// HTTP, JSON-RPC and SSE replies go through emit.Handler; a gRPC reply is
+// read from its trailers (grpc-status, grpc-message,
+// grpc-status-details-bin) as they pass. /metrics (the emit counters and
+// errtrail_tap_requests_total), /healthz and /readyz are served on
+// --metrics.listen-address, apart from the proxied paths. When Kafka is
+// down the tap keeps proxying: events are dropped and counted
+// (errtrail_emit_dropped_total).
+//
+// Every flag can also be set from the environment: --foo.bar reads
+// ERRTRAIL_TAP_FOO_BAR, and the --kafka.* and --log.* flags, which ingest
+// has too, then read ingest's variable (ERRTRAIL_KAFKA_BROKERS, ...).
+// flags.go reads the settings, server.go runs.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run reads the settings and proxies until ctx ends. It returns the exit
+// status: 0 after a clean stop or --help, 1 when serving failed, 2 for bad
+// flags or settings.
+func run(ctx context.Context, args []string, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	var shown shownError
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &shown):
+		return 2
+	case err != nil:
+		fmt.Fprintln(stderr, "tap:", err)
+		return 2
+	}
+	log := newLogger(o, stderr)
+	if err := serve(ctx, o, log, nil); err != nil {
+		log.Error("tap failed", "error", err)
+		return 1
+	}
+	return 0
+}

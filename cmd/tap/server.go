@@ -1,0 +1,324 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/errtrail/errtrail/emit"
+)
+
+// tapMetrics are the tap's own counters; labels are fixed values.
+type tapMetrics struct {
+	requests     *prometheus.CounterVec // protocol: http, grpc
+	errorReplies *prometheus.CounterVec // protocol: http, grpc
+	upstreamErrs prometheus.Counter
+}
+
+func newTapMetrics(reg prometheus.Registerer) *tapMetrics {
+	m := &tapMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "errtrail", Subsystem: "tap", Name: "requests_total",
+			Help: "Requests proxied, by protocol (http, grpc)."}, []string{"protocol"}),
+		errorReplies: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "errtrail", Subsystem: "tap", Name: "error_replies_total",
+			Help: "Error replies seen and handed to the publisher, by protocol (http, grpc)."}, []string{"protocol"}),
+		upstreamErrs: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "errtrail", Subsystem: "tap", Name: "upstream_failures_total",
+			Help: "Requests the upstream could not be reached for (answered 502 by the tap)."}),
+	}
+	for _, p := range []string{"http", "grpc"} {
+		m.requests.WithLabelValues(p)
+		m.errorReplies.WithLabelValues(p)
+	}
+	reg.MustRegister(m.requests, m.errorReplies, m.upstreamErrs)
+	return m
+}
+
+// tap is the proxy: emit.Handler around an httputil.ReverseProxy for
+// HTTP, JSON-RPC and SSE; gRPC replies observed from their trailers.
+type tap struct {
+	o       *options
+	m       *tapMetrics
+	obs     *emit.Observer // gRPC events
+	proxy   *httputil.ReverseProxy
+	handler http.Handler
+	log     *slog.Logger
+}
+
+func isGRPC(r *http.Request) bool {
+	return r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc")
+}
+
+// newTap builds the proxy publishing to sink.
+func newTap(o *options, sink emit.Sink, reg prometheus.Registerer, log *slog.Logger) *tap {
+	t := &tap{o: o, m: newTapMetrics(reg), log: log}
+	counted := emit.SinkFunc(func(ev *emit.Event) bool {
+		p := "http"
+		if ev.Reply.GRPC != nil {
+			p = "grpc"
+		}
+		t.m.errorReplies.WithLabelValues(p).Inc()
+		return sink.Publish(ev)
+	})
+	t.obs = emit.NewObserver(counted, o.source)
+	t.obs.IdempotencyHeader = o.idempotency
+
+	h1 := http.DefaultTransport.(*http.Transport).Clone()
+	h2 := http.DefaultTransport.(*http.Transport).Clone()
+	h2.Protocols = new(http.Protocols)
+	h2.Protocols.SetHTTP2(true)            // https upstreams
+	h2.Protocols.SetUnencryptedHTTP2(true) // http upstreams: h2c with prior knowledge
+	t.proxy = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(o.upstream)
+			pr.Out.Host = pr.In.Host // unchanged: the agent sees the Host its client sent
+		},
+		Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if o.upstreamHTTP2 || isGRPC(r) {
+				return h2.RoundTrip(r)
+			}
+			return h1.RoundTrip(r)
+		}),
+		FlushInterval:  -1, // every write reaches the client when the agent makes it
+		ModifyResponse: t.modifyResponse,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if errors.Is(err, context.Canceled) {
+				return // the client went away
+			}
+			t.m.upstreamErrs.Inc()
+			t.log.Warn("upstream request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+			w.WriteHeader(http.StatusBadGateway)
+		},
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	cfg := emit.Config{
+		Source:            o.source,
+		Agent:             o.agent,
+		RequestIDHeader:   o.requestID,
+		AttemptHeader:     o.attempt,
+		IdempotencyHeader: o.idempotency,
+		Skip:              isGRPC, // observed by modifyResponse
+	}
+	if o.callerHeader != "" {
+		cfg.Caller = emit.CallerFromHeader(o.callerHeader)
+	}
+	t.handler = emit.Handler(t.proxy, counted, cfg)
+	return t
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func (t *tap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := "http"
+	if isGRPC(r) {
+		p = "grpc"
+		// Keys without values stop net/http from adding a Date and a
+		// "content-length: 0" to a Trailers-Only reply, which the gRPC
+		// client would see as trailers the agent never sent.
+		h := w.Header()
+		h["Date"], h["Content-Length"] = nil, nil
+		gw := &grpcWriter{ResponseWriter: w}
+		w, r = gw, r.WithContext(context.WithValue(r.Context(), grpcWriterKey{}, gw))
+	}
+	t.m.requests.WithLabelValues(p).Inc()
+	t.handler.ServeHTTP(w, r)
+}
+
+type grpcWriterKey struct{}
+
+// grpcWriter keeps a Trailers-Only gRPC reply Trailers-Only: the proxy's
+// immediate flush would send its headers (which hold grpc-status) without
+// END_STREAM, and the client would find no trailers. Flushes are dropped
+// for such a reply; it has no body, so nothing waits for them.
+type grpcWriter struct {
+	http.ResponseWriter
+	trailersOnly bool
+}
+
+func (w *grpcWriter) Flush() { _ = w.FlushError() }
+
+func (w *grpcWriter) FlushError() error {
+	if w.trailersOnly {
+		return nil
+	}
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *grpcWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// modifyResponse watches gRPC replies: a Trailers-Only reply carries its
+// status in the headers; otherwise the trailers are read when the body
+// ends, as the proxy copies them on. Nothing is buffered or changed.
+func (t *tap) modifyResponse(resp *http.Response) error {
+	if resp.Request == nil || !isGRPC(resp.Request) {
+		return nil
+	}
+	if resp.Header.Get("Grpc-Status") != "" {
+		if gw, ok := resp.Request.Context().Value(grpcWriterKey{}).(*grpcWriter); ok {
+			gw.trailersOnly = true
+		}
+		t.grpcReply(resp.Request, resp.Header, nil)
+		return nil
+	}
+	resp.Body = &grpcBody{ReadCloser: resp.Body, t: t, resp: resp}
+	return nil
+}
+
+// grpcBody reports the reply's trailers once the body has ended.
+type grpcBody struct {
+	io.ReadCloser
+	t    *tap
+	resp *http.Response
+	done bool
+}
+
+func (b *grpcBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) && !b.done {
+		b.done = true
+		b.t.grpcReply(b.resp.Request, b.resp.Header, b.resp.Trailer)
+	}
+	return n, err
+}
+
+// grpcReply publishes an event for a non-OK grpc-status, from the
+// trailers (or, for Trailers-Only, from the headers) exactly as sent.
+func (t *tap) grpcReply(req *http.Request, header, trailer http.Header) {
+	src := trailer
+	if src.Get("Grpc-Status") == "" {
+		src = header
+	}
+	code, err := strconv.Atoi(strings.TrimSpace(src.Get("Grpc-Status")))
+	if err != nil || code == 0 || code < 0 || code > 16 {
+		return
+	}
+	var trs []emit.Header
+	for name, vs := range src {
+		ln := strings.ToLower(name)
+		switch ln {
+		case "grpc-status", "grpc-message", "content-type", "content-length", "date":
+			continue
+		}
+		for _, v := range vs {
+			trs = append(trs, emit.Header{Name: ln, Value: v})
+		}
+	}
+	var info emit.RequestInfo
+	emit.FromHeaders(req.Header, t.o.requestID, t.o.attempt, t.o.idempotency, &info)
+	ev := emit.Event{
+		Agent:    t.o.agent,
+		Endpoint: "grpc://" + t.o.upstream.Host,
+		Method:   emit.GRPCMethod(req.URL.Path),
+		Attempt:  info.Attempt,
+		Request:  info.Request,
+		Reply: emit.Reply{Binding: emit.BindingGRPC, HTTPStatus: 200,
+			GRPC: &emit.GRPC{Status: code, Message: src.Get("Grpc-Message"), Trailers: sortedHeaders(trs)}},
+	}
+	if t.o.callerHeader != "" {
+		ev.Caller = emit.CallerFromHeader(t.o.callerHeader)(req)
+	}
+	t.obs.Publish(&ev)
+}
+
+func sortedHeaders(hs []emit.Header) []emit.Header {
+	for i := 1; i < len(hs); i++ {
+		for j := i; j > 0 && hs[j].Name < hs[j-1].Name; j-- {
+			hs[j], hs[j-1] = hs[j-1], hs[j]
+		}
+	}
+	return hs
+}
+
+// newAdmin serves /metrics from reg, /healthz (200 while the process runs)
+// and /readyz (200 while the proxy is serving).
+func newAdmin(reg *prometheus.Registry, ready *atomic.Bool) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "not serving")
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	return mux
+}
+
+// serve proxies and serves the admin endpoints until ctx ends (nil) or a
+// server fails (its error), then stops within 10s and flushes the
+// publisher. started, when set, is told the two listening addresses.
+func serve(ctx context.Context, o *options, log *slog.Logger, started func(proxy, admin string)) error {
+	begin := time.Now()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	pub, err := emit.NewPublisher(emit.PublisherConfig{Brokers: o.brokers, Topic: o.topic,
+		Metrics: emit.NewMetrics(reg), Logger: log})
+	if err != nil {
+		return err
+	}
+	t := newTap(o, pub, reg, log)
+
+	pl, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return err
+	}
+	al, err := net.Listen("tcp", o.metricsListen)
+	if err != nil {
+		pl.Close()
+		return err
+	}
+	var ready atomic.Bool
+	protos := new(http.Protocols)
+	protos.SetHTTP1(true)
+	protos.SetUnencryptedHTTP2(true) // h2c: gRPC clients go through the tap
+	psrv := &http.Server{Handler: t, Protocols: protos, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	asrv := &http.Server{Handler: newAdmin(reg, &ready), ReadHeaderTimeout: 5 * time.Second}
+	served := make(chan error, 2)
+	go func() { served <- psrv.Serve(pl) }()
+	go func() { served <- asrv.Serve(al) }()
+	ready.Store(true)
+	log.Info("listening", "proxy", pl.Addr().String(), "admin", al.Addr().String(), "upstream", o.upstream.Redacted(),
+		"agent", o.agent, "source", o.source.Kind, "brokers", strings.Join(o.brokers, ","), "topic", o.topic, "took", time.Since(begin))
+	if started != nil {
+		started(pl.Addr().String(), al.Addr().String())
+	}
+
+	select {
+	case <-ctx.Done():
+	case err = <-served:
+	}
+	ready.Store(false)
+	log.Info("stopping")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if e := psrv.Shutdown(sctx); e != nil {
+		log.Warn("proxy shutdown", "err", e)
+	}
+	if e := asrv.Shutdown(sctx); e != nil {
+		log.Warn("admin shutdown", "err", e)
+	}
+	if e := pub.Close(sctx); e != nil {
+		log.Warn("publisher close: queued events dropped", "err", e)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	log.Info("stopped")
+	return err
+}
