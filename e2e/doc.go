@@ -16,7 +16,7 @@
 // in CI.
 //
 // Every run has its own topic, consumer group, database and ports, so runs
-// do not share state; TestClickHouseOutage pauses the stack's ClickHouse,
-// so nothing else may use it meanwhile (scripts/test runs packages one at a
-// time).
+// do not share state; TestClickHouseOutage pauses a ClickHouse of its own
+// (internal/testenv.Own), so it and TestScenarios run at the same time
+// (t.Parallel), and with the other packages (scripts/test).
 package e2e

@@ -55,9 +55,16 @@ type rig struct {
 // test ends (ERRTRAIL_KEEP_TEST_DATA=1 keeps the database and topic).
 func newRig(t *testing.T, alerters int) *rig {
 	t.Helper()
+	return newRigOn(t, alerters, nil)
+}
+
+// newRigOn is newRig with the servers own has of its own (testenv.Own) and
+// the shared stack's for the others (all of them when own is nil).
+func newRigOn(t *testing.T, alerters int, own *testenv.OwnStack) *rig {
+	t.Helper()
 	r := &rig{t: t, root: moduleRoot(t)}
-	r.brokers = strings.Split(testenv.Kafka(t), ",")
-	r.chAddr = strings.Split(testenv.ClickHouse(t), ",")[0]
+	r.brokers = strings.Split(own.Kafka(t), ",")
+	r.chAddr = strings.Split(own.ClickHouse(t), ",")[0]
 	for i := 0; i < alerters; i++ {
 		r.alerterAddrs = append(r.alerterAddrs, freeAddr(t))
 	}

@@ -14,8 +14,9 @@ import (
 // TestClickHouseOutage: ClickHouse stops answering (SIGSTOP) for four
 // minutes while an overload page fires and messages keep arriving, and the
 // overload ends during the outage. Two identical alerters run, as for
-// availability. What on-call receives (Alertmanager's webhook deliveries,
-// routed by alerts/alertmanager.yml):
+// availability. The ClickHouse is one of the test's own (testenv.Own), so
+// the tests running meanwhile keep theirs. What on-call receives
+// (Alertmanager's webhook deliveries, routed by alerts/alertmanager.yml):
 //   - one overload alert, not one per alerter;
 //   - the ingest stall pages within its rule's for (lag is measured from
 //     Kafka, not from inserts), and errtrail's blindness pages, naming the
@@ -27,7 +28,9 @@ func TestClickHouseOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("e2e: takes about 7 minutes")
 	}
-	r := newRig(t, 2)
+	t.Parallel()
+	own := testenv.Own(t, "clickhouse")
+	r := newRigOn(t, 2, own)
 	ps := startPromStack(t, r)
 	ing := r.startIngest()
 	al := r.startAlerter(0, "--evaluation.interval=5s")
@@ -81,12 +84,12 @@ func TestClickHouseOutage(t *testing.T) {
 			t.Errorf("overload alert carries an instance label (one alert per alerter): %s", n)
 		}
 	}
-	testenv.Stack(t, "pause-clickhouse")
+	own.Stack(t, "pause-clickhouse")
 	paused := time.Now()
 	resumed := false
 	defer func() {
 		if !resumed {
-			testenv.Stack(t, "resume-clickhouse")
+			own.Stack(t, "resume-clickhouse")
 		}
 	}()
 	t.Logf("%5.0fs: ClickHouse paused", time.Since(started).Seconds())
@@ -106,7 +109,7 @@ func TestClickHouseOutage(t *testing.T) {
 			t.Errorf("the blindness page does not name the overload it holds: %q", n.Annotations["description"])
 		}
 	}
-	testenv.Stack(t, "resume-clickhouse")
+	own.Stack(t, "resume-clickhouse")
 	resumed = true
 	back := time.Now()
 	t.Logf("%5.0fs: ClickHouse resumed", time.Since(started).Seconds())

@@ -420,6 +420,7 @@ func TestScenarios(t *testing.T) {
 	if testing.Short() {
 		t.Skip("e2e: takes about 7 minutes")
 	}
+	t.Parallel() // with TestClickHouseOutage, which breaks a ClickHouse of its own
 	type play struct {
 		name string
 		r    *rig

@@ -2,8 +2,10 @@ package ingest_test
 
 // Fault tests of issue 3 §5 on the REAL stack. Each produces a known set of
 // events, breaks something mid-run and checks that errors plus dead_letter
-// hold every event once. They restart servers through scripts/stack, so they
-// run in scripts/test (go test -p 1 ./...) and are skipped by -short.
+// hold every event once. Those that stop, pause or restart a server do it to
+// a server of their own (testenv.Own: the same binary and configuration,
+// started by scripts/stack on other ports), so they run in parallel with
+// each other and with every other test; they are skipped by -short.
 
 import (
 	"bufio"
@@ -22,6 +24,7 @@ import (
 	"time"
 
 	"github.com/errtrail/errtrail/ingest"
+	"github.com/errtrail/errtrail/internal/testenv"
 	"github.com/errtrail/errtrail/parse"
 	"github.com/segmentio/kafka-go"
 )
@@ -46,15 +49,12 @@ func repoRoot(t *testing.T) string {
 	}
 }
 
-// stackCmd runs scripts/stack (stop-clickhouse, restart-kafka, ...).
-func stackCmd(t *testing.T, args ...string) {
+// ownStack starts the services of a fault test's own (testenv.Own) and
+// marks the test parallel: what it breaks nobody else uses.
+func ownStack(t *testing.T, services ...string) *testenv.OwnStack {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(repoRoot(t), "scripts", "stack"), args...)
-	out, err := cmd.CombinedOutput()
-	t.Logf("scripts/stack %s: %s", strings.Join(args, " "), strings.TrimSpace(string(out)))
-	if err != nil {
-		t.Fatalf("scripts/stack %s: %v", strings.Join(args, " "), err)
-	}
+	t.Parallel()
+	return testenv.Own(t, services...)
 }
 
 // checkOnce asserts every event is stored once as queries see it (FINAL
@@ -169,13 +169,14 @@ func TestFaultPoisonMessages(t *testing.T) {
 // TestFaultClickHouseRestart: ClickHouse restarts while events flow.
 func TestFaultClickHouseRestart(t *testing.T) {
 	skipShort(t)
-	s := newStack(t, 4)
+	own := ownStack(t, "clickhouse")
+	s := newStackOn(t, 4, own)
 	const n = 30000
 	m := ingest.NewMetrics(nil)
 	run := s.start(t, s.config(testLogger(t), m))
 	prod := s.produceSlowly(t, goodEvents("chrestart", 0, n), 15*time.Second)
 	s.waitFor(t, 2*time.Minute, "first rows", func(c counts) bool { return c.errors > 0 })
-	stackCmd(t, "restart-clickhouse")
+	own.Stack(t, "restart-clickhouse")
 	prod.Wait()
 	s.waitFor(t, 4*time.Minute, "all events stored", func(c counts) bool { return c.errorIDs >= n })
 	if err := run.stop(t); err != nil {
@@ -189,7 +190,8 @@ func TestFaultClickHouseRestart(t *testing.T) {
 // the rows, retries, stops fetching, stays ready and catches up.
 func TestFaultClickHouseUnreachable(t *testing.T) {
 	skipShort(t)
-	s := newStack(t, 4)
+	own := ownStack(t, "clickhouse")
+	s := newStackOn(t, 4, own)
 	const n = 60000
 	m := ingest.NewMetrics(nil)
 	cfg := s.config(testLogger(t), m)
@@ -197,11 +199,11 @@ func TestFaultClickHouseUnreachable(t *testing.T) {
 	s.produce(t, goodEvents("chdown", 0, 2000))
 	s.waitFor(t, 2*time.Minute, "first rows", func(c counts) bool { return c.errors >= 2000 })
 
-	stackCmd(t, "stop-clickhouse")
+	own.Stack(t, "stop-clickhouse")
 	restarted := false
 	defer func() {
 		if !restarted {
-			stackCmd(t, "start-clickhouse")
+			own.Stack(t, "start-clickhouse")
 		}
 	}()
 	s.produce(t, goodEvents("chdown", 2000, n-2000))
@@ -222,7 +224,7 @@ func TestFaultClickHouseUnreachable(t *testing.T) {
 	} else {
 		t.Logf("consumed %v of %d messages while ClickHouse was down (bound %v)", consumed, n, bound)
 	}
-	stackCmd(t, "start-clickhouse")
+	own.Stack(t, "start-clickhouse")
 	restarted = true
 	s.waitFor(t, 4*time.Minute, "all events stored", func(c counts) bool { return c.errorIDs >= n })
 	if err := run.stop(t); err != nil {
@@ -238,7 +240,8 @@ func TestFaultClickHouseUnreachable(t *testing.T) {
 // answers again every event is stored once.
 func TestFaultClickHouseFrozen(t *testing.T) {
 	skipShort(t)
-	s := newStack(t, 4)
+	own := ownStack(t, "clickhouse")
+	s := newStackOn(t, 4, own)
 	const n = 40000
 	m := ingest.NewMetrics(nil)
 	cfg := s.config(testLogger(t), m)
@@ -247,12 +250,12 @@ func TestFaultClickHouseFrozen(t *testing.T) {
 	s.produce(t, goodEvents("chfrozen", 0, 2000))
 	s.waitFor(t, 2*time.Minute, "first rows", func(c counts) bool { return c.errors >= 2000 })
 
-	stackCmd(t, "pause-clickhouse")
+	own.Stack(t, "pause-clickhouse")
 	frozen := time.Now()
 	thawed := false
 	defer func() {
 		if !thawed {
-			stackCmd(t, "resume-clickhouse")
+			own.Stack(t, "resume-clickhouse")
 		}
 	}()
 	s.produce(t, goodEvents("chfrozen", 2000, n-2000))
@@ -263,7 +266,7 @@ func TestFaultClickHouseFrozen(t *testing.T) {
 	if !run.p.Ready() {
 		t.Error("not ready while ClickHouse is frozen; want ready (it is retrying)")
 	}
-	stackCmd(t, "resume-clickhouse")
+	own.Stack(t, "resume-clickhouse")
 	thawed = true
 	s.waitFor(t, 4*time.Minute, "all events stored", func(c counts) bool { return c.errorIDs >= n })
 	if err := run.stop(t); err != nil {
@@ -289,12 +292,13 @@ func insertRetries(m *ingest.Metrics) float64 {
 // TestFaultKafkaRestart: the broker restarts while events flow.
 func TestFaultKafkaRestart(t *testing.T) {
 	skipShort(t)
-	s := newStack(t, 4)
+	own := ownStack(t, "kafka")
+	s := newStackOn(t, 4, own)
 	const n = 20000
 	run := s.start(t, s.config(testLogger(t), ingest.NewMetrics(nil)))
 	s.produce(t, goodEvents("krestart", 0, n/2))
 	s.waitFor(t, 2*time.Minute, "first rows", func(c counts) bool { return c.errors > 0 })
-	stackCmd(t, "restart-kafka")
+	own.Stack(t, "restart-kafka")
 	s.produce(t, goodEvents("krestart", n/2, n/2))
 	s.waitFor(t, 5*time.Minute, "all events stored", func(c counts) bool { return c.errorIDs >= n })
 	if err := run.stop(t); err != nil {
@@ -467,7 +471,8 @@ func TestRebalanceTwoConsumers(t *testing.T) {
 // committing, and the next run stores those events once.
 func TestShutdownDeadlineWhileClickHouseDown(t *testing.T) {
 	skipShort(t)
-	s := newStack(t, 2)
+	own := ownStack(t, "clickhouse")
+	s := newStackOn(t, 2, own)
 	m := ingest.NewMetrics(nil)
 	cfg := s.config(testLogger(t), m)
 	cfg.ShutdownTimeout = 3 * time.Second
@@ -475,11 +480,11 @@ func TestShutdownDeadlineWhileClickHouseDown(t *testing.T) {
 	s.produce(t, goodEvents("deadline", 0, 1000))
 	s.waitFor(t, 2*time.Minute, "first rows", func(c counts) bool { return c.errors >= 1000 })
 
-	stackCmd(t, "stop-clickhouse")
+	own.Stack(t, "stop-clickhouse")
 	restarted := false
 	defer func() {
 		if !restarted {
-			stackCmd(t, "start-clickhouse")
+			own.Stack(t, "start-clickhouse")
 		}
 	}()
 	s.produce(t, goodEvents("deadline", 1000, 1000))
@@ -490,7 +495,7 @@ func TestShutdownDeadlineWhileClickHouseDown(t *testing.T) {
 	}
 	t.Logf("Run after the deadline: %v", err)
 
-	stackCmd(t, "start-clickhouse")
+	own.Stack(t, "start-clickhouse")
 	restarted = true
 	run = s.start(t, s.config(testLogger(t), ingest.NewMetrics(nil)))
 	s.waitFor(t, 3*time.Minute, "all events stored", func(c counts) bool { return c.errorIDs >= 2000 })

@@ -38,8 +38,17 @@ type stack struct {
 
 func newStack(t *testing.T, partitions int) *stack {
 	t.Helper()
-	brokers := strings.Split(testenv.Kafka(t), ",")
-	chAddr := strings.Split(testenv.ClickHouse(t), ",")[0]
+	return newStackOn(t, partitions, nil)
+}
+
+// newStackOn is newStack on the servers own has of its own (testenv.Own)
+// and the shared stack's for the others (all of them when own is nil): a
+// fault test breaks only its own servers, so the other tests, which run at
+// the same time (t.Parallel, and other packages in scripts/test), keep theirs.
+func newStackOn(t *testing.T, partitions int, own *testenv.OwnStack) *stack {
+	t.Helper()
+	brokers := strings.Split(own.Kafka(t), ",")
+	chAddr := strings.Split(own.ClickHouse(t), ",")[0]
 	id := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1e6))
 	s := &stack{
 		brokers: brokers, chAddr: chAddr,

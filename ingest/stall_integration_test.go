@@ -3,8 +3,8 @@ package ingest_test
 // The lag gauges during a ClickHouse outage, on the REAL stack: they must
 // show the messages that wait, and how long the oldest has waited, while
 // nothing is inserted or committed and nothing is fetched. This test pauses
-// ClickHouse through scripts/stack, so it is skipped by -short and must
-// never run against a stack other people use.
+// a ClickHouse of its own (testenv.Own; Kafka is the shared one), so it runs
+// in parallel with the other tests; it is skipped by -short.
 
 import (
 	"context"
@@ -39,7 +39,8 @@ func TestStallLagOnRealStack(t *testing.T) {
 		pauseFor = 150 * time.Second
 		poll     = 2 * time.Second
 	)
-	s := newStack(t, 4)
+	own := ownStack(t, "clickhouse")
+	s := newStackOn(t, 4, own)
 	reg := prometheus.NewRegistry()
 	m := ingest.NewMetrics(reg)
 	cfg := s.config(testLogger(t), m)
@@ -57,12 +58,12 @@ func TestStallLagOnRealStack(t *testing.T) {
 	steady := sampleLag(t, reg, m, prod, time.Now())
 	t.Logf("before the pause: %s", steady)
 
-	stackCmd(t, "pause-clickhouse")
+	own.Stack(t, "pause-clickhouse")
 	paused := time.Now()
 	resumed := false
 	defer func() {
 		if !resumed {
-			stackCmd(t, "resume-clickhouse")
+			own.Stack(t, "resume-clickhouse")
 		}
 	}()
 	producedAtPause := prod.produced()
@@ -130,7 +131,7 @@ func TestStallLagOnRealStack(t *testing.T) {
 		t.Errorf("no successful lag poll during the pause (success timestamp %v, was %v)", got, pollOK)
 	}
 
-	stackCmd(t, "resume-clickhouse")
+	own.Stack(t, "resume-clickhouse")
 	resumed = true
 	back := time.Now()
 	time.Sleep(5 * time.Second) // the load goes on a little after the outage

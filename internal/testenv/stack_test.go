@@ -271,8 +271,11 @@ func TestLookupReadsStackEnv(t *testing.T) {
 
 // TestStackRestartClickHouse checks the fault-test hooks: a paused ClickHouse
 // stops answering, and a restarted one answers again with its data intact.
+// Like the fault tests it breaks a ClickHouse of its own (testenv.Own),
+// started by scripts/stack as the shared one is.
 func TestStackRestartClickHouse(t *testing.T) {
-	addr := testenv.ClickHouse(t)
+	own := testenv.Own(t, "clickhouse")
+	addr := own.ClickHouse(t)
 	open := func() clickhouse.Conn {
 		conn, err := clickhouse.Open(&clickhouse.Options{
 			Addr:        []string{addr},
@@ -307,11 +310,11 @@ func TestStackRestartClickHouse(t *testing.T) {
 		t.Fatalf("insert: %v", err)
 	}
 
-	testenv.Stack(t, "pause-clickhouse")
+	own.Stack(t, "pause-clickhouse")
 	resumed := false
 	t.Cleanup(func() {
 		if !resumed {
-			testenv.Stack(t, "resume-clickhouse")
+			own.Stack(t, "resume-clickhouse")
 		}
 	})
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -320,10 +323,22 @@ func TestStackRestartClickHouse(t *testing.T) {
 	if err == nil {
 		t.Error("a paused ClickHouse answered a ping")
 	}
-	testenv.Stack(t, "resume-clickhouse")
+	// The other tests' ClickHouse is another server: it still answers.
+	shared, err := clickhouse.Open(&clickhouse.Options{Addr: []string{testenv.ClickHouse(t)}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("open the shared ClickHouse: %v", err)
+	}
+	pctx, cancel = context.WithTimeout(ctx, 30*time.Second)
+	err = shared.Ping(pctx)
+	cancel()
+	shared.Close()
+	if err != nil {
+		t.Errorf("the shared ClickHouse does not answer while the own one is paused: %v", err)
+	}
+	own.Stack(t, "resume-clickhouse")
 	resumed = true
 
-	testenv.Stack(t, "restart-clickhouse")
+	own.Stack(t, "restart-clickhouse")
 	var n uint64
 	if err := open().QueryRow(ctx, "SELECT count() FROM "+table).Scan(&n); err != nil {
 		t.Fatalf("count after restart: %v", err)

@@ -6,7 +6,8 @@
 // ERRTRAIL_PROMETHEUS_ADDR and ERRTRAIL_ALERTMANAGER_ADDR override them. When
 // a server is not reachable a test is skipped outside CI and fails in CI
 // (CI=true), so an integration test can never vanish from a CI run unnoticed.
-// Stack runs scripts/stack for fault tests (restart, kill, pause a server).
+// Own starts servers of a test's own for fault tests (restart, kill, pause a
+// server) without disturbing the tests that share the stack.
 package testenv
 
 import (
@@ -85,12 +86,22 @@ func need(t testing.TB, key, def, what string) string {
 	return ""
 }
 
-// Stack runs scripts/stack from the repository root with args, for example
-// Stack(t, "restart-clickhouse") or Stack(t, "pause-kafka"), logs its output
-// and fails the test when it fails. Fault tests use it to stop, kill, pause
-// and restart the stack's servers.
+// Stack runs scripts/stack from the repository root with args on the shared
+// stack, for example Stack(t, "status"), logs its output and fails the test
+// when it fails. It refuses to start, stop, restart, kill, pause or resume a
+// shared server: scripts/test runs packages at the same time, and the other
+// tests use those servers meanwhile. A fault test does that to servers of
+// its own (Own, OwnStack.Stack).
 func Stack(t testing.TB, args ...string) {
 	t.Helper()
+	if len(args) > 0 {
+		for _, verb := range []string{"start-", "stop-", "restart-", "kill-", "pause-", "resume-"} {
+			if strings.HasPrefix(args[0], verb) {
+				t.Fatalf("testenv.Stack(%q): the shared stack's servers serve the other tests running meanwhile; "+
+					"break servers of the test's own instead (testenv.Own)", args[0])
+			}
+		}
+	}
 	root := moduleRoot()
 	if root == "" {
 		t.Fatal("testenv.Stack: no go.mod in the working directory or above it")

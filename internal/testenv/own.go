@@ -1,0 +1,242 @@
+package testenv
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// OwnStack is a stack of one test's own: servers that scripts/stack starts
+// in a folder of the test's own, on free ports, with the same generated
+// configuration as the shared stack. A fault test pauses, stops, kills or
+// restarts these (OwnStack.Stack) instead of the shared ones, so the other
+// tests, of its package and of the packages scripts/test runs at the same
+// time, keep their servers meanwhile. Services it was not asked for are the
+// shared stack's: Kafka, ClickHouse and ClickHouseHTTP return the shared
+// address for those (and a nil *OwnStack returns the shared addresses for
+// all), so a test can take its servers from an OwnStack either way.
+type OwnStack struct {
+	dir                     string
+	env                     []string
+	kafka, ch, chHTTP       string
+	hasKafka, hasClickHouse bool
+}
+
+// ownPorts are the ports handed out by this test binary, so two own stacks
+// of one binary never draw the same one.
+var ownPorts struct {
+	mu   sync.Mutex
+	used map[int]bool
+}
+
+// freePort draws a port that nothing listens on now, below the kernel's
+// ephemeral range (where outgoing connections and listeners on port 0 take
+// theirs) and above 20000 (the shared stack's defaults are below).
+func freePort() (int, error) {
+	ownPorts.mu.Lock()
+	defer ownPorts.mu.Unlock()
+	if ownPorts.used == nil {
+		ownPorts.used = map[int]bool{}
+	}
+	lo, hi := 20000, ephemeralLow()
+	if hi-lo < 1000 {
+		lo, hi = 20000, 30000
+	}
+	for i := 0; i < 1000; i++ {
+		p := lo + rand.IntN(hi-lo)
+		if ownPorts.used[p] {
+			continue
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		ownPorts.used[p] = true
+		return p, nil
+	}
+	return 0, fmt.Errorf("no free port in %d-%d", lo, hi-1)
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				return n
+			}
+		}
+	}
+	return 32768
+}
+
+// ownPortKeys are scripts/stack's port settings. Every one is set for an own
+// stack, so none comes from the environment (the shared stack's) or defaults
+// to a port of the shared stack.
+var ownPortKeys = []string{"ERRTRAIL_KAFKA_PORT", "ERRTRAIL_KAFKA_CONTROLLER_PORT",
+	"ERRTRAIL_CLICKHOUSE_PORT", "ERRTRAIL_CLICKHOUSE_HTTP_PORT", "ERRTRAIL_CLICKHOUSE_INTERSERVER_PORT",
+	"ERRTRAIL_PROMETHEUS_PORT", "ERRTRAIL_ALERTMANAGER_PORT",
+	"ERRTRAIL_INGEST_METRICS_PORT", "ERRTRAIL_ALERTER_METRICS_PORT"}
+
+// Own starts the services ("kafka", "clickhouse") on a stack of the test's
+// own and stops them (scripts/stack down) when the test ends. Like the
+// shared servers it stops the test when the shared stack is not up: it
+// fails in CI and skips elsewhere (the own servers are the same installed
+// binaries).
+func Own(t testing.TB, services ...string) *OwnStack {
+	t.Helper()
+	// The shared stack up means the binaries and the Kafka jars are there.
+	Kafka(t)
+	ClickHouse(t)
+	root := moduleRoot()
+	if root == "" {
+		t.Fatal("testenv.Own: no go.mod in the working directory or above it")
+	}
+	var lastErr error
+	for attempt := 1; attempt <= 3; attempt++ {
+		s, err := startOwn(t, root, services)
+		if err == nil {
+			return s
+		}
+		// A port drawn free can be taken by another process before the
+		// server binds it: draw again.
+		lastErr = err
+		t.Logf("own stack, attempt %d: %v", attempt, err)
+	}
+	t.Fatalf("testenv.Own(%s): %v", strings.Join(services, ", "), lastErr)
+	return nil
+}
+
+func startOwn(t testing.TB, root string, services []string) (*OwnStack, error) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "errtrail-own-stack-")
+	if err != nil {
+		return nil, err
+	}
+	s := &OwnStack{dir: dir}
+	ports := map[string]int{}
+	for _, k := range ownPortKeys {
+		if ports[k], err = freePort(); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "ERRTRAIL_STACK_DIR" || ports[k] != 0 {
+			continue
+		}
+		s.env = append(s.env, kv)
+	}
+	s.env = append(s.env, "ERRTRAIL_STACK_DIR="+dir)
+	for _, k := range ownPortKeys {
+		s.env = append(s.env, k+"="+strconv.Itoa(ports[k]))
+	}
+	down := func() {
+		if out, err := s.run(root, "down"); err != nil {
+			t.Logf("own stack %s: scripts/stack down: %v\n%s", dir, err, out)
+		}
+	}
+	for _, svc := range services {
+		switch svc {
+		case "kafka":
+			s.hasKafka = true
+			s.kafka = "127.0.0.1:" + strconv.Itoa(ports["ERRTRAIL_KAFKA_PORT"])
+		case "clickhouse":
+			s.hasClickHouse = true
+			s.ch = "127.0.0.1:" + strconv.Itoa(ports["ERRTRAIL_CLICKHOUSE_PORT"])
+			s.chHTTP = "127.0.0.1:" + strconv.Itoa(ports["ERRTRAIL_CLICKHOUSE_HTTP_PORT"])
+		default:
+			os.RemoveAll(dir)
+			t.Fatalf("testenv.Own: unknown service %q (kafka, clickhouse)", svc)
+		}
+		start := time.Now()
+		if out, err := s.run(root, "start-"+svc); err != nil {
+			down()
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("scripts/stack start-%s: %v\n%s", svc, err, out)
+		}
+		t.Logf("own %s on %s (%s; stack folder %s)", svc, s.addrOf(svc), time.Since(start).Round(time.Millisecond), dir)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			if out, err := s.run(root, "logs", "all", "30"); err == nil {
+				t.Logf("own stack %s, last lines of its logs:\n%s", dir, out)
+			}
+		}
+		down()
+		if os.Getenv("ERRTRAIL_KEEP_TEST_DATA") != "" {
+			t.Logf("kept own stack folder %s", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
+	return s, nil
+}
+
+func (s *OwnStack) addrOf(svc string) string {
+	if svc == "kafka" {
+		return s.kafka
+	}
+	return s.ch
+}
+
+func (s *OwnStack) run(root string, args ...string) ([]byte, error) {
+	cmd := exec.Command(filepath.Join(root, "scripts", "stack"), args...)
+	cmd.Dir = root
+	cmd.Env = s.env
+	return cmd.CombinedOutput()
+}
+
+// Kafka returns the own broker, or the shared one when the stack has no
+// Kafka of its own.
+func (s *OwnStack) Kafka(t testing.TB) string {
+	t.Helper()
+	if s == nil || !s.hasKafka {
+		return Kafka(t)
+	}
+	return s.kafka
+}
+
+// ClickHouse returns the native-protocol address of the own ClickHouse, or
+// of the shared one when the stack has no ClickHouse of its own.
+func (s *OwnStack) ClickHouse(t testing.TB) string {
+	t.Helper()
+	if s == nil || !s.hasClickHouse {
+		return ClickHouse(t)
+	}
+	return s.ch
+}
+
+// ClickHouseHTTP returns host:port of the own ClickHouse's HTTP interface,
+// or of the shared one's.
+func (s *OwnStack) ClickHouseHTTP(t testing.TB) string {
+	t.Helper()
+	if s == nil || !s.hasClickHouse {
+		return ClickHouseHTTP(t)
+	}
+	return s.chHTTP
+}
+
+// Stack runs scripts/stack with args on the own stack, for example
+// s.Stack(t, "pause-clickhouse"), logs its output and fails the test when it
+// fails.
+func (s *OwnStack) Stack(t testing.TB, args ...string) {
+	t.Helper()
+	root := moduleRoot()
+	start := time.Now()
+	out, err := s.run(root, args...)
+	t.Logf("scripts/stack %s on the own stack (%s):\n%s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond), out)
+	if err != nil {
+		t.Fatalf("scripts/stack %s (own stack %s): %v", strings.Join(args, " "), s.dir, err)
+	}
+}
