@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/errtrail/errtrail/alerter"
@@ -33,12 +31,6 @@ type options struct {
 	deprecations []string // notices of deprecated names used, to log once
 }
 
-// sharedWithIngest reports whether flag name is one cmd/ingest has too
-// (same name, same meaning), so that it reads ingest's variable as well.
-func sharedWithIngest(name string) bool {
-	return strings.HasPrefix(name, "clickhouse.") || strings.HasPrefix(name, "log.")
-}
-
 // envKeys returns the variables flag name reads, in order of precedence:
 // ERRTRAIL_ALERTER_<NAME> (NAME upper-cased, '.' and '-' as '_'), then, for
 // a flag ingest has too, ingest's ERRTRAIL_<NAME>. The alerter's own
@@ -46,11 +38,7 @@ func sharedWithIngest(name string) bool {
 // credentials than ingest (a read-only user), and so that deployments that
 // set ERRTRAIL_ALERTER_CLICKHOUSE_* keep working unchanged.
 func envKeys(name string) []string {
-	n := strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(name))
-	if sharedWithIngest(name) {
-		return []string{"ERRTRAIL_ALERTER_" + n, "ERRTRAIL_" + n}
-	}
-	return []string{"ERRTRAIL_ALERTER_" + n}
+	return cliflags.EnvNames("ERRTRAIL_ALERTER_", name, "clickhouse.", "log.")
 }
 
 // shownError is an error the flag package has already printed, with the
@@ -136,10 +124,10 @@ ingest's ERRTRAIL_<FLAG>. See docs/alerting.md.
 	if err := o.cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if o.links.GrafanaURL, err = baseURL("links.grafana-url", *grafanaURL); err != nil {
+	if o.links.GrafanaURL, err = cliflags.BaseURL("links.grafana-url", *grafanaURL); err != nil {
 		return nil, err
 	}
-	if o.links.LookupURL, err = baseURL("links.lookup-url", *lookupURL); err != nil {
+	if o.links.LookupURL, err = cliflags.BaseURL("links.lookup-url", *lookupURL); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -152,17 +140,4 @@ func newLogger(o *options, w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, ho))
 	}
 	return slog.New(slog.NewTextHandler(w, ho))
-}
-
-// baseURL checks an http(s) base URL (empty is allowed: no link) and drops
-// a trailing slash, so that paths can be appended.
-func baseURL(flag, v string) (string, error) {
-	if v == "" {
-		return "", nil
-	}
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return "", fmt.Errorf("--%s %q: want an http(s) base URL without credentials, query or fragment", flag, v)
-	}
-	return strings.TrimRight(u.String(), "/"), nil
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -42,18 +41,10 @@ type common struct {
 	budget   *time.Duration
 }
 
-// shared reports whether flag name is one ingest has too (same meaning), so
-// that it reads ingest's variable as well.
-func shared(name string) bool {
-	return strings.HasPrefix(name, "clickhouse.") || strings.HasPrefix(name, "log.") || strings.HasPrefix(name, "redact.")
-}
-
+// envKeys: ERRTRAIL_LOOKUP_<FLAG>, then ingest's variable for the flags
+// ingest has too (same name, same meaning).
 func envKeys(name string) []string {
-	n := strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(name))
-	if shared(name) {
-		return []string{"ERRTRAIL_LOOKUP_" + n, "ERRTRAIL_" + n}
-	}
-	return []string{"ERRTRAIL_LOOKUP_" + n}
+	return cliflags.EnvNames("ERRTRAIL_LOOKUP_", name, "clickhouse.", "log.", "redact.")
 }
 
 func newCommon(name string, stderr io.Writer) *common {
@@ -100,18 +91,7 @@ func (c *common) parse(args []string) error {
 }
 
 func (c *common) logger(w io.Writer) (*slog.Logger, error) {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*c.logLevel)); err != nil {
-		return nil, fmt.Errorf("--log.level %q: want debug, info, warn or error", *c.logLevel)
-	}
-	ho := &slog.HandlerOptions{Level: lvl}
-	switch *c.logFmt {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, ho)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, ho)), nil
-	}
-	return nil, fmt.Errorf("--log.format %q: want text or json", *c.logFmt)
+	return cliflags.Logger(w, *c.logLevel, *c.logFmt)
 }
 
 // connect opens the ClickHouse pool. Opening does not dial: an unreachable

@@ -7,14 +7,13 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/errtrail/errtrail/api"
+	"github.com/errtrail/errtrail/internal/cliflags"
 	"github.com/errtrail/errtrail/web"
 )
 
@@ -52,11 +51,11 @@ asked with.
 		fmt.Fprintln(stderr, "errtrail serve:", err)
 		return exitUsage
 	}
-	ext, err := baseURL("http.external-url", *external)
+	ext, err := cliflags.BaseURL("http.external-url", *external)
 	if err == nil && ext == "" {
 		ext = "http://" + cfg.Listen
 	}
-	graf, err2 := baseURL("links.grafana-url", *grafana)
+	graf, err2 := cliflags.BaseURL("links.grafana-url", *grafana)
 	if err = errors.Join(err, err2); err != nil {
 		fmt.Fprintln(stderr, "errtrail serve:", err)
 		return exitUsage
@@ -110,17 +109,4 @@ asked with.
 	}
 	log.Info("stopped")
 	return exitOK
-}
-
-// baseURL checks an http(s) base URL ("" is allowed) and drops a trailing
-// slash, so that paths can be appended.
-func baseURL(flag, v string) (string, error) {
-	if v == "" {
-		return "", nil
-	}
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return "", fmt.Errorf("--%s: want an http(s) base URL without credentials, query or fragment", flag)
-	}
-	return strings.TrimRight(u.String(), "/"), nil
 }

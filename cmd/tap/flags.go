@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
-	"strings"
 
 	"github.com/errtrail/errtrail/emit"
 	"github.com/errtrail/errtrail/internal/cliflags"
@@ -36,11 +35,7 @@ type options struct {
 // ERRTRAIL_TAP_<NAME> (upper case, '.' and '-' as '_'), then, for the
 // --kafka.* and --log.* flags that ingest has too, ingest's ERRTRAIL_<NAME>.
 func envKeys(name string) []string {
-	n := strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(name))
-	if strings.HasPrefix(name, "kafka.") || strings.HasPrefix(name, "log.") {
-		return []string{"ERRTRAIL_TAP_" + n, "ERRTRAIL_" + n}
-	}
-	return []string{"ERRTRAIL_TAP_" + n}
+	return cliflags.EnvNames("ERRTRAIL_TAP_", name, "kafka.", "log.")
 }
 
 // shownError is an error the flag package has already printed.

@@ -567,4 +567,3 @@ func TestTapKafkaDown(t *testing.T) {
 		t.Errorf("healthz: %v %v", resp, err)
 	}
 }
-
