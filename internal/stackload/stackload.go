@@ -2,17 +2,16 @@
 // production stores them: the load tool publishes a built-in scenario to a
 // fresh Kafka topic, ingest.Pipeline (in process) stores it in a fresh
 // ClickHouse database with the production schema, and both are dropped when
-// the test ends (kept with ERRTRAIL_KEEP_TEST_DATA set). The servers come
-// from internal/testenv: missing, the test skips outside CI and fails in CI.
+// the test ends (kept with ERRTRAIL_KEEP_TEST_DATA set). Topic does the
+// same for a topic the test filled itself (emit's publishers, the tap).
+// The servers come from internal/testenv: missing, the test skips outside
+// CI and fails in CI.
 package stackload
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"os"
 	"strings"
@@ -21,13 +20,9 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-	"github.com/segmentio/kafka-go"
 
-	"github.com/errtrail/errtrail/ingest"
 	"github.com/errtrail/errtrail/internal/testenv"
 	"github.com/errtrail/errtrail/loadgen"
-	"github.com/errtrail/errtrail/parse"
-	"github.com/errtrail/errtrail/schema"
 )
 
 // Data is one scenario stored in a fresh database.
@@ -44,27 +39,20 @@ func Scenario(t testing.TB, name string) *Data {
 	t.Helper()
 	brokers := strings.Split(testenv.Kafka(t), ",")
 	addr := strings.Split(testenv.ClickHouse(t), ",")[0]
-	id := fmt.Sprintf("%d_%d", time.Now().UnixNano()%1e9, rand.IntN(1e6))
-	topic, group := "errtrail.stackload."+id, "errtrail-stackload-"+id
-	sopt := schema.Options{Database: "errtrail_stackload_" + id}
-	conn := Open(t, addr)
+	id := newID()
+	topic := "errtrail.stackload." + id
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	mig, err := schema.Migrate(ctx, conn, sopt)
-	if err != nil {
-		t.Fatalf("migrate %s: %v", sopt.Database, err)
-	}
 	if err := loadgen.EnsureTopic(ctx, brokers, topic, 2); err != nil {
 		t.Fatalf("create topic %s: %v", topic, err)
 	}
 	t.Cleanup(func() {
 		if os.Getenv("ERRTRAIL_KEEP_TEST_DATA") != "" {
-			t.Logf("kept database %s and topic %s", sopt.Database, topic)
+			t.Logf("kept topic %s", topic)
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+sopt.Database)
 		if _, err := loadgen.DropTopics(ctx, brokers, "", []string{topic}); err != nil {
 			t.Logf("drop topic %s: %v", topic, err)
 		}
@@ -82,58 +70,7 @@ func Scenario(t testing.TB, name string) *Data {
 	if err != nil {
 		t.Fatalf("loadgen: %v", err)
 	}
-
-	r := kafka.NewReader(kafka.ReaderConfig{
-		Brokers: brokers, GroupID: group, Topic: topic,
-		MinBytes: 1, MaxBytes: 8 << 20, MaxWait: 200 * time.Millisecond,
-		StartOffset: kafka.FirstOffset, CommitInterval: 0,
-		SessionTimeout: 6 * time.Second, HeartbeatInterval: time.Second,
-		RebalanceTimeout: 10 * time.Second, JoinGroupBackoff: time.Second,
-	})
-	defer r.Close()
-	p, err := ingest.New(ingest.Config{
-		Topics:  []string{topic},
-		Table:   sopt.Database + "." + schema.TableLanding,
-		Limits:  ingest.Limits{Rows: 5000, Wait: 300 * time.Millisecond},
-		Backoff: ingest.Backoff{Max: 2 * time.Second},
-		Progress: func(ctx context.Context, conn driver.Conn, topic string) (map[int32]int64, error) {
-			return schema.Progress(ctx, conn, sopt, topic)
-		},
-		InsertSettings: func(token string) map[string]any { return schema.InsertSettings(mig.Server, token) },
-		Decoder:        parse.Options{},
-		LagInterval:    -1,
-		Logger:         Logger(t),
-		Metrics:        ingest.NewMetrics(nil),
-	}, r, conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(runCtx) }()
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		var errs, dead uint64
-		qerr := conn.QueryRow(ctx, "SELECT (SELECT count() FROM "+sopt.Database+".errors), (SELECT count() FROM "+sopt.Database+".dead_letter)").Scan(&errs, &dead)
-		if qerr == nil && int64(errs+dead) >= rep.Produced {
-			break
-		}
-		if time.Now().After(deadline) {
-			stop()
-			t.Fatalf("ingest stored %d + %d dead of %d messages in 3 minutes (%v)", errs, dead, rep.Produced, qerr)
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
-	stop()
-	select {
-	case err := <-done:
-		if err != nil && !errors.Is(err, context.Canceled) {
-			t.Logf("ingest stopped: %v", err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("ingest did not stop within a minute")
-	}
-	return &Data{Conn: conn, Addr: addr, Database: sopt.Database, Produced: rep.Produced}
+	return ingestTopic(t, brokers, addr, topic, id, rep.Produced)
 }
 
 // Open connects to ClickHouse at addr; the connection closes at the test's end.
