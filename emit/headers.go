@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/errtrail/errtrail/parse"
 	"github.com/errtrail/errtrail/redact"
 )
 
@@ -28,6 +29,9 @@ func AppendHeaders(dst []Header, h http.Header, idempotencyHeader string) []Head
 	start := len(dst)
 	for name, vs := range h {
 		if DropHeader(name, idempotencyHeader) {
+			if len(vs) > 0 && parse.TransportHeader(name) {
+				dst = append(dst, Header{name, ""}) // its presence says the protocol; never its value
+			}
 			continue
 		}
 		for _, v := range vs {
@@ -53,8 +57,11 @@ func sortHeaders(hs []Header) {
 func CleanHeaders(hs []Header, idempotencyHeader string) []Header {
 	out := hs[:0]
 	for _, h := range hs {
-		if !DropHeader(h.Name, idempotencyHeader) {
+		switch {
+		case !DropHeader(h.Name, idempotencyHeader):
 			out = append(out, h)
+		case parse.TransportHeader(h.Name):
+			out = append(out, Header{h.Name, ""}) // its presence says the protocol; never its value
 		}
 	}
 	return out

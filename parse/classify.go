@@ -12,7 +12,7 @@ const (
 // decide first; numbers only when nothing typed was sent, and never a
 // protocol-specific number without knowing the protocol.
 func (d *Decoder) classify(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
-	rec.Protocol = d.protocolOf(f, rec)
+	rec.Protocol = d.protocolOf(h, f, rec)
 	defRetry := TriUnknown
 	kind := KindUnknown
 
@@ -105,8 +105,9 @@ func (d *Decoder) classify(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 	d.findings(rep, h, f, rec)
 }
 
-// protocolOf decides the protocol from typed evidence, then the method name.
-func (d *Decoder) protocolOf(f *facts, rec *Record) Protocol {
+// protocolOf decides the protocol from typed evidence, then the transport
+// headers, then the method name, then the envelope.
+func (d *Decoder) protocolOf(h *hdrInfo, f *facts, rec *Record) Protocol {
 	switch {
 	case f.aap.found || f.domain == domainAAP:
 		return ProtocolAAP
@@ -116,6 +117,12 @@ func (d *Decoder) protocolOf(f *facts, rec *Record) Protocol {
 		return ProtocolMCP
 	case f.errInfo && f.domain == domainA2A:
 		return ProtocolA2A
+	}
+	// A transport header is the endpoint's own word on its protocol; the
+	// method is only what the caller asked (an A2A method sent to an MCP
+	// server is answered by MCP), so the header ranks above it.
+	if p := h.transportProtocol(); p != ProtocolUnknown {
+		return p
 	}
 	switch m := rec.Method; {
 	case isMCPMethod(m):
@@ -127,8 +134,10 @@ func (d *Decoder) protocolOf(f *facts, rec *Record) Protocol {
 	case EnvRPCStatus, EnvGRPCStatus, EnvLegacyFlat, EnvTaskFailed:
 		return ProtocolA2A
 	case EnvJSONRPCError:
-		if f.nDetails > 0 {
-			return ProtocolA2A // A2A defines data as an array of typed details
+		if f.nTyped > 0 {
+			// A2A defines data as an array of typed details; an array of
+			// plain objects (a pydantic issue list) is no sign of A2A.
+			return ProtocolA2A
 		}
 		if _, ok := mcpCodes[rec.JSONRPCCode]; ok && rec.JSONRPCCode != -32002 {
 			return ProtocolMCP

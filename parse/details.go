@@ -33,6 +33,7 @@ func typeName(url string) string {
 // classifier turns them into a Record.
 type facts struct {
 	nDetails int
+	nTyped   int // details that carry an @type (JSON) or are an Any (protobuf)
 
 	errInfo      bool
 	errInfoIndex int // position of the first ErrorInfo in the details array
@@ -104,7 +105,11 @@ func (d *Decoder) jsonDetails(arr jval, f *facts, rec *Record) {
 
 func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 	a := &d.sc.ar
-	t := typeName(a.str(v.getAtType()))
+	at := v.getAtType()
+	if at.kind == jString {
+		f.nTyped++
+	}
+	t := typeName(a.str(at))
 	switch t {
 	case tErrorInfo:
 		if f.errInfo {
@@ -284,6 +289,7 @@ func (d *Decoder) pbStatus(b []byte, f *facts, rec *Record) (code int, msg strin
 		case field == 3 && wt == 2:
 			d.pbAny(c.bytes(), idx, f, rec)
 			f.nDetails++
+			f.nTyped++
 			idx++
 		default:
 			c.skip(wt)

@@ -213,6 +213,7 @@ func (d *Decoder) headerList(v jval, dst []Header, path string) ([]Header, *Deco
 			}
 			name := a.unescape(k)
 			if sensitiveHeader(name) {
+				d.sc.trDropped |= transportOf(name)
 				continue
 			}
 			switch x.kind {
@@ -246,6 +247,7 @@ func (d *Decoder) headerList(v jval, dst []Header, path string) ([]Header, *Deco
 			}
 			name := a.str(n)
 			if sensitiveHeader(name) {
+				d.sc.trDropped |= transportOf(name)
 				continue
 			}
 			dst = append(dst, Header{name, a.str(val)})

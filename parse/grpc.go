@@ -56,6 +56,7 @@ func (d *Decoder) grpcText(b []byte, rep *Reply) *DecodeError {
 				rep.HTTPStatus = n
 			}
 		case sensitiveHeader(name):
+			d.sc.trDropped |= transportOf(name)
 		default:
 			hs = append(hs, Header{name, val})
 		}

@@ -20,6 +20,72 @@ type hdrInfo struct {
 	requestID       string // X-Request-Id / Request-Id
 	envoyLimited    bool   // x-envoy-ratelimited
 	envoyOverloaded bool   // x-envoy-overloaded
+	transport       uint8  // trMCP, trA2A: a protocol's own transport header was present
+}
+
+// Transport headers that name a protocol (docs/record.md, protocol row).
+// Only their presence counts; values are never read or kept.
+const (
+	trMCP uint8 = 1 << iota // Mcp-Session-Id, MCP-Protocol-Version
+	trA2A                   // A2A-Extensions, X-A2A-Extensions (v0.3), A2A-Version
+)
+
+// transportOf returns the protocol a transport header name belongs to, or 0.
+// Each name is defined by one protocol's spec only, so its presence on a
+// reply says which protocol the endpoint speaks:
+//   - Mcp-Session-Id: MCP streamable HTTP (2025-03-26 … 2025-11-25), set by the
+//     server once a session exists; a session credential, so dropped after.
+//   - MCP-Protocol-Version: a request header of MCP streamable HTTP
+//     (2025-06-18 on); counted when a server or tap echoes it on the reply.
+//   - A2A-Extensions (v1.0) / X-A2A-Extensions (v0.3): the response SHOULD
+//     list the extensions activated for the request (A2A extensions topic).
+//   - A2A-Version: an A2A service parameter (§3.2.6, §14.2.1), request side;
+//     counted when echoed, like MCP-Protocol-Version.
+func transportOf(n string) uint8 {
+	switch len(n) {
+	case 11:
+		if equalFoldASCII(n, "A2A-Version") {
+			return trA2A
+		}
+	case 14:
+		switch n[0] | 0x20 {
+		case 'm':
+			if equalFoldASCII(n, "Mcp-Session-Id") {
+				return trMCP
+			}
+		case 'a':
+			if equalFoldASCII(n, "A2A-Extensions") {
+				return trA2A
+			}
+		}
+	case 16:
+		if equalFoldASCII(n, "X-A2A-Extensions") {
+			return trA2A
+		}
+	case 20:
+		if equalFoldASCII(n, "MCP-Protocol-Version") {
+			return trMCP
+		}
+	}
+	return 0
+}
+
+// TransportHeader reports whether a response header's name is protocol
+// evidence (transportOf): only its presence counts, so a producer that must
+// not publish its value (Mcp-Session-Id is a session credential) publishes
+// the name with an empty value and the record is the same.
+func TransportHeader(name string) bool { return transportOf(name) != 0 }
+
+// transportProtocol is what the transport headers say, or ProtocolUnknown
+// when they say nothing or name two protocols at once.
+func (h *hdrInfo) transportProtocol() Protocol {
+	switch h.transport {
+	case trMCP:
+		return ProtocolMCP
+	case trA2A:
+		return ProtocolA2A
+	}
+	return ProtocolUnknown
 }
 
 // sensitiveHeader reports whether a header carries a credential and must
@@ -62,6 +128,10 @@ func (h *hdrInfo) observe(n, v string) bool {
 		h.envoyLimited = true
 	case c == 'x' && len(n) == 18 && equalFoldASCII(n, "X-Envoy-Overloaded"):
 		h.envoyOverloaded = true
+	case (c == 'm' || c == 'a' || c == 'x') && transportOf(n) != 0:
+		h.transport |= transportOf(n)
+		// Mcp-Session-Id is a session credential: noted, then dropped.
+		return sensitiveHeader(n)
 	case sensitiveHeader(n):
 		return true
 	}

@@ -14,6 +14,7 @@ func (d *Decoder) decodeReplyInto(rep *Reply, rec *Record) error {
 	if !d.sc.hdrRead { // rawHTTP reads them while framing
 		*h = readHeaders(rep.Headers)
 	}
+	h.transport |= d.sc.trDropped
 	if rec.HTTPRequestID == "" && h.requestID != "" {
 		rec.HTTPRequestID = h.requestID
 	}
@@ -24,6 +25,11 @@ func (d *Decoder) decodeReplyInto(rep *Reply, rec *Record) error {
 	} else {
 		rec.Binding = BindingHTTP
 		err = d.body(rep.Body, h, f, rec)
+	}
+	if err == nil && rep.GRPCStatus < 0 && rep.HTTPStatus >= 200 && rep.HTTPStatus < 300 && noErrorBody(rec.Envelope, rep.Body) {
+		// A success status and nothing that reads as an error: an empty 200 or
+		// 202 (an MCP session DELETE, a notification), an agent card, a result.
+		err = errAt(ErrNotAnError, "reply.body", -1, "HTTP 2xx without an error body")
 	}
 	if err != nil {
 		rec.Kind = KindUnknown
@@ -37,6 +43,21 @@ func (d *Decoder) decodeReplyInto(rep *Reply, rec *Record) error {
 		d.sc.raw = RedactRaw(d.sc.raw[:0], rep.Body, d.opt.KeepRaw)
 	}
 	return nil
+}
+
+// noErrorBody reports whether a decoded body shows no error at all: JSON of
+// no known shape, or nothing (empty, or a JSON null). A bare JSON string and
+// a non-JSON page are not counted: they are error forms (a2a-dotnet previews,
+// a proxy's page) whatever the status.
+func noErrorBody(env Envelope, body []byte) bool {
+	switch env {
+	case EnvUnrecognized:
+		return true
+	case EnvNone:
+		b := trimSpace(body)
+		return len(b) == 0 || string(b) == "null"
+	}
+	return false
 }
 
 // body decodes an HTTP body of any binding.
