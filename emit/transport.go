@@ -3,7 +3,6 @@ package emit
 import (
 	"io"
 	"net/http"
-	"sync"
 	"time"
 )
 
@@ -37,10 +36,17 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	out := req
 	var tee *sharedTee
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
-		// No way to read the body again: copy its first bytes as the base
-		// transport sends them, on a copy of the request (a RoundTripper
-		// must not change the caller's).
+		// No way to read the body again: read its first bytes now and send
+		// them, then the rest, on a copy of the request (a RoundTripper
+		// must not change the caller's). Copying them only as the base
+		// transport sends them would miss them when the server answers
+		// before reading the body (a rate limiter rejecting at admission),
+		// and the event would lose the JSON-RPC method and ids. A body
+		// still being produced (a streaming upload) is therefore sent once
+		// its first MaxRequestBytes are ready or it ends; Config.Skip such
+		// requests.
 		tee = &sharedTee{rc: req.Body, max: t.cfg.MaxRequestBytes}
+		tee.prefill()
 		r2 := *req
 		r2.Body = tee
 		out = &r2
@@ -219,31 +225,54 @@ func (b *respTap) requestBody() []byte {
 	return out
 }
 
-// sharedTee copies the first bytes of a request body as the transport
-// sends it (from its own goroutine, hence the lock).
+// sharedTee holds the first bytes of a request body (read before the
+// request is sent) and serves them, then the rest, to the base transport.
 type sharedTee struct {
-	mu  sync.Mutex
 	rc  io.ReadCloser
-	buf []byte
+	buf []byte // the body's first bytes (prefill)
+	off int    // how much of buf Read has served
+	err error  // the error that ended prefill (io.EOF: the whole body is in buf)
 	max int
 }
 
-func (t *sharedTee) Read(p []byte) (int, error) {
-	n, err := t.rc.Read(p)
-	if n > 0 {
-		t.mu.Lock()
-		if room := t.max - len(t.buf); room > 0 {
-			t.buf = append(t.buf, p[:min(n, room)]...)
+// prefill reads the body's first max bytes (or all of it) into buf; Read
+// serves them before the rest.
+func (t *sharedTee) prefill() {
+	t.buf = make([]byte, 0, min(t.max, 4096))
+	for empty := 0; len(t.buf) < t.max; {
+		if len(t.buf) == cap(t.buf) {
+			t.buf = append(t.buf, 0)[:len(t.buf)]
 		}
-		t.mu.Unlock()
+		n, err := t.rc.Read(t.buf[len(t.buf):min(cap(t.buf), t.max)])
+		t.buf = t.buf[:len(t.buf)+n]
+		if err != nil {
+			t.err = err
+			return
+		}
+		if n == 0 {
+			if empty++; empty == 100 {
+				t.err = io.ErrNoProgress
+				return
+			}
+		}
 	}
-	return n, err
+}
+
+// Read serves the prefilled bytes, then the error that ended the prefill,
+// or the rest of the body. Only the base transport reads (one goroutine),
+// and buf does not change after prefill, so bytes needs no lock with it.
+func (t *sharedTee) Read(p []byte) (int, error) {
+	if t.off < len(t.buf) {
+		n := copy(p, t.buf[t.off:])
+		t.off += n
+		return n, nil
+	}
+	if t.err != nil {
+		return 0, t.err
+	}
+	return t.rc.Read(p)
 }
 
 func (t *sharedTee) Close() error { return t.rc.Close() }
 
-func (t *sharedTee) bytes() []byte {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]byte(nil), t.buf...)
-}
+func (t *sharedTee) bytes() []byte { return append([]byte(nil), t.buf...) }
