@@ -249,32 +249,37 @@ func (e *exchange) ReadFrom(src io.Reader) (int64, error) {
 
 type writeOnly struct{ io.Writer }
 
+// errorBody returns the body to publish for a reply captured in mode (the
+// middleware's and the transport's capture alike), or false when the reply
+// is no error, or an error too large to publish (counted as a drop on sink).
+func errorBody(mode uint8, over bool, body []byte, sse *SSEScanner, sink Sink) ([]byte, bool) {
+	switch mode {
+	case modeError:
+		if over {
+			if d, ok := sink.(DropCounter); ok {
+				d.CountDrop(DropTooLarge)
+			}
+			return nil, false
+		}
+		return body, true
+	case modeProbe:
+		return body, JSONIsError(body)
+	case modeSSE:
+		sse.End()
+		if !sse.Found() {
+			return nil, false
+		}
+		return sse.ErrorEvent(), true
+	}
+	return nil, false
+}
+
 func (e *exchange) finish() {
 	if e.hijacked {
 		return
 	}
-	var body []byte
-	switch e.mode {
-	case modeError:
-		if e.over {
-			if d, ok := e.h.obs.Sink.(DropCounter); ok {
-				d.CountDrop(DropTooLarge)
-			}
-			return
-		}
-		body = e.body
-	case modeProbe:
-		if !JSONIsError(e.body) {
-			return
-		}
-		body = e.body
-	case modeSSE:
-		e.sse.End()
-		if !e.sse.Found() {
-			return
-		}
-		body = e.sse.ErrorEvent()
-	default:
+	body, ok := errorBody(e.mode, e.over, e.body, &e.sse, e.h.obs.Sink)
+	if !ok {
 		return
 	}
 	r := e.r

@@ -153,28 +153,8 @@ func (b *respTap) finish() {
 		return
 	}
 	b.done = true
-	var body []byte
-	switch b.mode {
-	case modeError:
-		if b.over {
-			if d, ok := b.t.obs.Sink.(DropCounter); ok {
-				d.CountDrop(DropTooLarge)
-			}
-			return
-		}
-		body = b.body
-	case modeProbe:
-		if !JSONIsError(b.body) {
-			return
-		}
-		body = b.body
-	case modeSSE:
-		b.sse.End()
-		if !b.sse.Found() {
-			return
-		}
-		body = b.sse.ErrorEvent()
-	default:
+	body, ok := errorBody(b.mode, b.over, b.body, &b.sse, b.t.obs.Sink)
+	if !ok {
 		return
 	}
 	req, cfg := b.req, &b.t.cfg
