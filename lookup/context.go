@@ -110,7 +110,9 @@ func (f *Finder) verdicts(ctx context.Context, r *Record, cfg *alerter.Config, c
 		QueryIDPrefix: f.queryIDPrefix("verdicts-")}
 	if f.Observe != nil {
 		src.Observe = func(name string, rows uint64, took time.Duration, err error) {
+			f.observeMu.Lock() // Observe is called one at a time, the story's steps included
 			f.Observe("verdicts/"+name, rows, took, err)
+			f.observeMu.Unlock()
 		}
 	}
 	in, err := src.Gather(ctx, &own, at)
