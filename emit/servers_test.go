@@ -16,10 +16,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/segmentio/kafka-go"
 
-	"github.com/errtrail/errtrail/internal/testenv"
-	"github.com/errtrail/errtrail/loadgen"
+	"github.com/errtrail/errtrail/internal/stackload"
 )
 
 // agentExec is a real a2a-go executor: the first text of the message says
@@ -156,40 +154,6 @@ func do(t *testing.T, c *wire, base string, cl call) []byte {
 	return c.last()
 }
 
-// kafkaTopic makes a fresh topic on the stack's broker, dropped at the end.
-func kafkaTopic(t *testing.T) ([]string, string) {
-	brokers := strings.Split(testenv.Kafka(t), ",")
-	topic := fmt.Sprintf("errtrail.emit-test.%d", time.Now().UnixNano())
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := loadgen.EnsureTopic(ctx, brokers, topic, 1); err != nil {
-		t.Fatalf("create topic: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		loadgen.DropTopics(ctx, brokers, "", []string{topic})
-	})
-	return brokers, topic
-}
-
-// readEvents reads n messages of the topic back from Kafka.
-func readEvents(t *testing.T, brokers []string, topic string, n int) [][]byte {
-	r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: 0, MinBytes: 1, MaxBytes: 8 << 20, MaxWait: 200 * time.Millisecond})
-	defer r.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var out [][]byte
-	for len(out) < n {
-		m, err := r.ReadMessage(ctx)
-		if err != nil {
-			t.Fatalf("read %d of %d events from Kafka: %v", len(out), n, err)
-		}
-		out = append(out, m.Value)
-	}
-	return out
-}
-
 // TestRealServersThroughKafka wraps a real a2a-go agent (JSON-RPC and
 // HTTP+JSON) and a real go-sdk MCP server with the middleware, provokes
 // their errors, reads the events back from the stack's Kafka broker and
@@ -259,4 +223,12 @@ func TestRealServersThroughKafka(t *testing.T) {
 	if len(seen) != n {
 		t.Errorf("%d of %d events", len(seen), n)
 	}
+}
+
+// kafkaTopic makes a fresh topic on the stack's broker, dropped at the end.
+func kafkaTopic(t *testing.T) ([]string, string) { return stackload.NewTopic(t, "errtrail.emit-test.") }
+
+// readEvents reads n messages of the topic back from Kafka.
+func readEvents(t *testing.T, brokers []string, topic string, n int) [][]byte {
+	return stackload.ReadTopic(t, brokers, topic, n)
 }

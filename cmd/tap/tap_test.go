@@ -26,14 +26,12 @@ import (
 	grpcv1 "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	pb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
-	"github.com/segmentio/kafka-go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/errtrail/errtrail/internal/testenv"
-	"github.com/errtrail/errtrail/loadgen"
+	"github.com/errtrail/errtrail/internal/stackload"
 	"github.com/errtrail/errtrail/parse"
 )
 
@@ -266,38 +264,6 @@ func callGRPC(t *testing.T, addr string, c grpcCall) []byte {
 		t.Fatalf("%s: no error", c.name)
 	}
 	return grpcText(err, tr)
-}
-
-func kafkaTopic(t *testing.T) ([]string, string) {
-	brokers := strings.Split(testenv.Kafka(t), ",")
-	topic := fmt.Sprintf("errtrail.tap-test.%d", time.Now().UnixNano())
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := loadgen.EnsureTopic(ctx, brokers, topic, 1); err != nil {
-		t.Fatalf("create topic: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		loadgen.DropTopics(ctx, brokers, "", []string{topic})
-	})
-	return brokers, topic
-}
-
-func readEvents(t *testing.T, brokers []string, topic string, n int) [][]byte {
-	r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: 0, MinBytes: 1, MaxBytes: 8 << 20, MaxWait: 200 * time.Millisecond})
-	defer r.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var out [][]byte
-	for len(out) < n {
-		m, err := r.ReadMessage(ctx)
-		if err != nil {
-			t.Fatalf("read %d of %d events from Kafka: %v", len(out), n, err)
-		}
-		out = append(out, m.Value)
-	}
-	return out
 }
 
 func decode(t *testing.T, value []byte, hs []parse.MsgHeader) *parse.Record {
@@ -566,4 +532,12 @@ func TestTapKafkaDown(t *testing.T) {
 	if resp, err := http.Get("http://" + admin + "/healthz"); err != nil || resp.StatusCode != 200 {
 		t.Errorf("healthz: %v %v", resp, err)
 	}
+}
+
+// kafkaTopic makes a fresh topic on the stack's broker, dropped at the end.
+func kafkaTopic(t *testing.T) ([]string, string) { return stackload.NewTopic(t, "errtrail.tap-test.") }
+
+// readEvents reads n messages of the topic back from Kafka.
+func readEvents(t *testing.T, brokers []string, topic string, n int) [][]byte {
+	return stackload.ReadTopic(t, brokers, topic, n)
 }
