@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/errtrail/errtrail/parse"
 )
 
 // Source kinds of the contract (docs/event-contract.md, source.kind).
@@ -108,10 +110,11 @@ func (e *Event) AppendJSON(dst []byte) ([]byte, error) {
 		len(e.EventID) > 128 || (e.Reply.GRPC != nil && (e.Reply.GRPC.Status < 0 || e.Reply.GRPC.Status > 16)) {
 		return dst, ErrInvalidEvent
 	}
-	id, err := rpcID(e.Request.JSONRPCID)
+	idNum, idStr, idIsString, err := rpcID(e.Request.JSONRPCID)
 	if err != nil {
 		return dst, err
 	}
+	hasID := idNum != nil || idIsString
 	b := append(dst, `{"v":1`...)
 	b = member(b, "event_id", e.EventID)
 	b = append(b, `,"observed_at":`...)
@@ -139,13 +142,17 @@ func (e *Event) AppendJSON(dst []byte) ([]byte, error) {
 		b = strconv.AppendInt(b, int64(e.Attempt), 10)
 	}
 	r := &e.Request
-	if r.HTTPRequestID != "" || id != nil || r.MessageID != "" || r.TaskID != "" || r.IdempotencyKey != "" {
+	if r.HTTPRequestID != "" || hasID || r.MessageID != "" || r.TaskID != "" || r.IdempotencyKey != "" {
 		b = append(b, `,"request":{`...)
 		n := len(b)
 		b = member(b, "http_request_id", r.HTTPRequestID)
-		if id != nil {
+		if hasID {
 			b = append(b, `,"jsonrpc_id":`...)
-			b = append(b, id...)
+			if idIsString {
+				b = appendString(b, idStr) // re-escaped as the contract writes strings
+			} else {
+				b = append(b, idNum...)
+			}
 		}
 		b = member(b, "message_id", r.MessageID)
 		b = member(b, "task_id", r.TaskID)
@@ -185,22 +192,24 @@ func (e *Event) AppendJSON(dst []byte) ([]byte, error) {
 	return b, nil
 }
 
-// rpcID checks a JSON-RPC id token: a string or a number, nil for none.
-func rpcID(id json.RawMessage) (json.RawMessage, error) {
+// rpcID checks a JSON-RPC id token and returns what the event carries: the
+// string it holds (isString), or the number token as it is; none (nil, "")
+// for an empty or null id.
+func rpcID(id json.RawMessage) (num json.RawMessage, str string, isString bool, err error) {
 	if len(id) == 0 || string(id) == "null" {
-		return nil, nil
+		return nil, "", false, nil
 	}
 	switch c := id[0]; {
 	case c == '"':
-		if s, ok := jsonString(id); ok && len(id) >= 2 {
-			return appendString(nil, s), nil
+		if s, ok := jsonString(id); ok {
+			return nil, s, true, nil
 		}
 	case c == '-' || c >= '0' && c <= '9':
 		if json.Valid(id) {
-			return id, nil
+			return id, "", false, nil
 		}
 	}
-	return nil, ErrInvalidEvent
+	return nil, "", false, ErrInvalidEvent
 }
 
 // member appends ,"name":"value" when value is not empty.
@@ -232,7 +241,7 @@ func appendFields(b []byte, hs []Header) []byte {
 }
 
 func appendBody(b, body []byte) []byte {
-	if c := firstNonSpace(body); (c == '{' || c == '[') && jsonDepth(body) <= maxBodyJSONDepth && json.Valid(body) {
+	if c := firstNonSpace(body); (c == '{' || c == '[') && parse.ValidJSON(body, maxBodyJSONDepth) {
 		b = append(b, `,"body_json":`...)
 		return append(b, trimSpace(body)...)
 	}
@@ -243,30 +252,6 @@ func appendBody(b, body []byte) []byte {
 	b = append(b, `,"body_base64":"`...)
 	b = base64.StdEncoding.AppendEncode(b, body)
 	return append(b, '"')
-}
-
-// jsonDepth is the deepest nesting of objects and arrays in b (strings
-// skipped); it does not validate.
-func jsonDepth(b []byte) int {
-	depth, max := 0, 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-		case '{', '[':
-			depth++
-			if depth > max {
-				max = depth
-			}
-		case '}', ']':
-			depth--
-		}
-	}
-	return max
 }
 
 const hexDigits = "0123456789abcdef"

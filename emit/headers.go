@@ -42,6 +42,20 @@ func AppendHeaders(dst []Header, h http.Header, idempotencyHeader string) []Head
 	return dst
 }
 
+// snapHeaders copies every field of h to dst as it is, unsorted and
+// unfiltered: the cheap part, for the moment a reply's status is written
+// (the handler may change its header map afterwards without effect). An
+// error reply's copy is sorted when it is published, and the observer
+// drops what must not leave the process.
+func snapHeaders(dst []Header, h http.Header) []Header {
+	for name, vs := range h {
+		for _, v := range vs {
+			dst = append(dst, Header{name, v})
+		}
+	}
+	return dst
+}
+
 // sortHeaders is an insertion sort by name (stable: repeated values keep
 // their order); header lists are short.
 func sortHeaders(hs []Header) {

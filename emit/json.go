@@ -118,38 +118,52 @@ func skipValue(b []byte, i, depth int) int {
 // Keys are compared as written (no unescaping: the members read here are
 // plain ASCII names).
 func get(v []byte, key string) []byte {
+	vs := memberStart(v, key)
+	if vs < 0 {
+		return nil
+	}
+	if e := skipValue(v, vs, 1); e >= 0 {
+		return v[vs:e]
+	}
+	// Cut by a bound (a request prefix): the members read before the cut
+	// are still there.
+	return v[vs:]
+}
+
+// memberStart returns the offset in v of member key's value, or -1 when
+// the object v has no such member. It walks v's members up to key only,
+// and not the value it finds.
+func memberStart(v []byte, key string) int {
 	i := skipSpace(v, 0)
 	if i >= len(v) || v[i] != '{' {
-		return nil
+		return -1
 	}
 	i++
 	for {
 		if i = skipSpace(v, i); i >= len(v) || v[i] != '"' {
-			return nil
+			return -1
 		}
 		ks := i + 1
 		if i = skipString(v, i); i < 0 {
-			return nil
+			return -1
 		}
 		k := v[ks : i-1]
 		if i = skipSpace(v, i); i >= len(v) || v[i] != ':' {
-			return nil
+			return -1
 		}
 		vs := skipSpace(v, i+1)
-		e := skipValue(v, vs, 1)
 		if bstr(k) == key {
-			if e < 0 {
-				// Cut by a bound (a request prefix): the members read
-				// before the cut are still there.
-				return v[vs:]
+			if vs >= len(v) {
+				return -1
 			}
-			return v[vs:e]
+			return vs
 		}
+		e := skipValue(v, vs, 1)
 		if e < 0 {
-			return nil
+			return -1
 		}
 		if i = skipSpace(v, e); i >= len(v) || v[i] != ',' {
-			return nil
+			return -1
 		}
 		i++
 	}
@@ -168,6 +182,13 @@ func path(v []byte, keys ...string) []byte {
 func isObject(v []byte) bool { return len(v) > 0 && v[0] == '{' }
 
 func isNullOrAbsent(v []byte) bool { return len(v) == 0 || string(v) == "null" }
+
+// nullAt reports whether the value at v[i:] is the literal null.
+func nullAt(v []byte, i int) bool {
+	return len(v)-i >= 4 && string(v[i:i+4]) == "null" && (len(v)-i == 4 || !isLetter(v[i+4]))
+}
+
+func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 
 // jsonString returns the string a JSON string token holds. Without escapes
 // it is a view of v; with escapes it is decoded (an allocation).

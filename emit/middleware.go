@@ -61,6 +61,8 @@ type exchange struct {
 	body     []byte
 	sse      SSEScanner
 	req      reqTee
+	ev       Event  // the error reply's event, built in place
+	endpoint []byte // the event's endpoint before the observer cleans it
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -74,22 +76,32 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	e.w, e.r = w, r
 	body := r.Body
-	if body != nil && body != http.NoBody {
+	tee := body != nil && body != http.NoBody
+	if tee {
 		e.req.reset(body, h.cfg.MaxRequestBytes)
 		r.Body = &e.req
 	}
 	h.next.ServeHTTP(e, r)
-	if body != nil && body != http.NoBody {
+	if tee {
 		r.Body = body
 	}
-	e.finish()
-	e.reset()
+	if e.mode > modePass { // inspected: maybe an error to publish
+		e.finish()
+		e.reset()
+	}
+	if tee {
+		e.req.rc = nil
+		e.req.buf = e.req.buf[:0]
+	}
+	e.w, e.r = nil, nil
+	e.status, e.mode, e.hijacked = 0, modeUnknown, false
 	h.pool.Put(e)
 }
 
+// reset clears what an inspected reply left; a reply that passed
+// untouched left nothing but its mode and status.
 func (e *exchange) reset() {
-	e.w, e.r = nil, nil
-	e.status, e.mode, e.hijacked, e.over, e.needCT = 0, modeUnknown, false, false, false
+	e.over, e.needCT = false, false
 	e.observed = time.Time{}
 	clear(e.headers)
 	e.headers = e.headers[:0]
@@ -97,8 +109,6 @@ func (e *exchange) reset() {
 		e.body = nil // do not pin a large error body in the pool
 	}
 	e.body = e.body[:0]
-	e.req.rc = nil
-	e.req.buf = e.req.buf[:0]
 }
 
 func (e *exchange) Header() http.Header { return e.w.Header() }
@@ -152,7 +162,7 @@ func (e *exchange) decide(first []byte) {
 		return
 	}
 	e.observed = time.Now()
-	e.headers = AppendHeaders(e.headers[:0], hdr, e.h.cfg.IdempotencyHeader)
+	e.headers = snapHeaders(e.headers[:0], hdr) // filtered and sorted in finish, for an error only
 	if sniff {
 		if first != nil {
 			e.headers = append(e.headers, Header{"Content-Type", ctype})
@@ -293,7 +303,9 @@ func (e *exchange) finish() {
 		binding = BindingHTTP
 	}
 	FromHeaders(r.Header, cfg.RequestIDHeader, cfg.AttemptHeader, cfg.IdempotencyHeader, &info)
-	ev := Event{
+	sortHeaders(e.headers)
+	ev := &e.ev
+	*ev = Event{
 		ObservedAt: e.observed,
 		Agent:      cfg.agent(r),
 		Endpoint:   cfg.Endpoint,
@@ -307,12 +319,14 @@ func (e *exchange) finish() {
 		if r.TLS != nil {
 			scheme = "https://"
 		}
-		ev.Endpoint = scheme + r.Host + r.URL.Path
+		e.endpoint = append(append(append(e.endpoint[:0], scheme...), r.Host...), r.URL.Path...)
+		ev.Endpoint = bstr(e.endpoint) // the observer replaces it with its cleaned copy
 	}
 	if cfg.Caller != nil {
 		ev.Caller = cfg.Caller(r)
 	}
-	e.h.obs.Publish(&ev)
+	e.h.obs.Publish(ev)
+	*ev = Event{}
 }
 
 // DropCounter is implemented by sinks that count events the builders had

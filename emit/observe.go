@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -36,6 +37,23 @@ type Observer struct {
 
 	prefix string // source id + this process's random prefix
 	seq    atomic.Uint64
+	// endpoint remembers the last endpoint cleaned: an agent answers on a
+	// few paths, and cleaning one costs more than the rest of an event.
+	endpoint atomic.Pointer[cleanedEndpoint]
+}
+
+type cleanedEndpoint struct{ raw, clean string }
+
+// cleanEndpoint is CleanEndpoint with a one-entry cache. raw may be a view
+// of a buffer its caller reuses: what is cached is a copy.
+func (o *Observer) cleanEndpoint(raw string) string {
+	if c := o.endpoint.Load(); c != nil && c.raw == raw {
+		return c.clean
+	}
+	c := &cleanedEndpoint{raw: strings.Clone(raw)}
+	c.clean = strings.Clone(CleanEndpoint(c.raw))
+	o.endpoint.Store(c)
+	return c.clean
 }
 
 // NewObserver returns an observer publishing to sink as src. An empty
@@ -88,6 +106,6 @@ func (o *Observer) Publish(ev *Event) bool {
 	if ev.Reply.GRPC != nil {
 		ev.Reply.GRPC.Trailers = CleanHeaders(ev.Reply.GRPC.Trailers, o.IdempotencyHeader)
 	}
-	ev.Endpoint = CleanEndpoint(ev.Endpoint)
+	ev.Endpoint = o.cleanEndpoint(ev.Endpoint)
 	return o.Sink.Publish(ev)
 }

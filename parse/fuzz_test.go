@@ -72,7 +72,8 @@ func FuzzDecodeMessage(f *testing.F) {
 }
 
 // FuzzValidateJSON checks the JSON scanner against encoding/json: on UTF-8
-// input within the depth limit, both accept exactly the same documents.
+// input within the depth limit, both accept exactly the same documents;
+// ValidJSON, on a tape reused from its pool, agrees with a fresh tape.
 func FuzzValidateJSON(f *testing.F) {
 	for _, s := range []string{`{"a":"b\"c","d":[1,2.5e3,-0,true,false,null]}`, `"\u00e9\ud83d\ude00"`, `{"k":"12345678\"9"}`, `[`, `{"a":1,}`, `"\x01"`} {
 		f.Add([]byte(s))
@@ -84,6 +85,9 @@ func FuzzValidateJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		reason, _ := validateJSON(data, 64)
+		if got := ValidJSON(data, 64); got != (reason == "") {
+			t.Fatalf("ValidJSON = %v with a pooled tape, validateJSON says %q, for %q", got, reason, data)
+		}
 		if reason == ErrTooDeep || !utf8.Valid(data) {
 			return
 		}
