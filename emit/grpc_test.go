@@ -23,6 +23,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/errtrail/errtrail/internal/stackload"
 )
 
 // grpcRateLimiter is the seed-002 limiter as a unary interceptor: a caller
@@ -227,6 +229,7 @@ func TestGRPCRealServerThroughKafka(t *testing.T) {
 	}
 	evs := readEvents(t, brokers, topic, n)
 	seen := map[string]bool{}
+	var stored []stackload.StoredCase
 	for _, ev := range evs {
 		validEvent(t, ev)
 		if strings.Contains(string(ev), "eyJhbGciOiJIUzI1NiJ9") || strings.Contains(string(ev), "lead-7781\"]") {
@@ -242,6 +245,7 @@ func TestGRPCRealServerThroughKafka(t *testing.T) {
 		}
 		seen[key] = true
 		rec := sameRecord(t, key, ev, wires[name], "")
+		stored = append(stored, stackload.StoredCase{Name: key, EventID: ec.EventID, Wire: rec})
 		if cl.code != "" && rec.Code != cl.code && rec.Reason != cl.code {
 			t.Errorf("%s: code %q reason %q; want %s", key, rec.Code, rec.Reason, cl.code)
 		}
@@ -261,6 +265,7 @@ func TestGRPCRealServerThroughKafka(t *testing.T) {
 	if len(seen) != n {
 		t.Errorf("%d of %d events: %v", len(seen), n, seen)
 	}
+	stackload.CheckStored(t, topic, len(evs), stored)
 }
 
 func TestGRPCMethod(t *testing.T) {

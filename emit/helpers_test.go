@@ -177,7 +177,7 @@ func sameRecord(t testing.TB, name string, eventJSON, raw []byte, rawEndpoint st
 			t.Errorf("%s: %s: from the event %#v; from the wire %#v", name, f, x, y)
 		}
 	}
-	return fromEvent
+	return fromRaw
 }
 
 // parseEventContext reads an event back into an Event (test only, via

@@ -38,48 +38,69 @@ func ParseJSONRPC(b []byte, info *RequestInfo) bool {
 	if !isObject(v) {
 		return false
 	}
-	m := get(v, "method")
-	method, ok := jsonString(m)
+	var top [3][]byte
+	pick(v, rpcKeys[:], top[:])
+	method, ok := jsonString(top[0])
 	if !ok {
 		return false
 	}
 	info.Method = method
-	if id := get(v, "id"); len(id) > 0 && (id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9') {
+	if id := top[1]; len(id) > 0 && (id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9') {
 		info.Request.JSONRPCID = json.RawMessage(id)
 	}
-	params := get(v, "params")
+	params := top[2]
 	if !isObject(params) {
 		return true
 	}
-	a2aParams(params, info)
+	var p [5][]byte
+	pick(params, paramsKeys[:], p[:])
+	a2aFields(p[0], p[1], p[2], info)
 	if info.Request.TaskID == "" {
-		if s := stringOf(get(params, "id")); s != "" && isTaskMethod(method) {
+		if s := stringOf(p[3]); s != "" && isTaskMethod(method) {
 			info.Request.TaskID = s
 		}
 	}
 	if info.Request.IdempotencyKey == "" {
-		info.Request.IdempotencyKey = metaKey(get(params, "_meta"))
+		info.Request.IdempotencyKey = metaKey(p[4])
 	}
 	return true
 }
 
+// The members read, in the order of their slots.
+var (
+	rpcKeys     = [...]string{"method", "id", "params"}
+	paramsKeys  = [...]string{"message", "taskId", "metadata", "id", "_meta"}
+	messageKeys = [...]string{"messageId", "taskId", "metadata"}
+	metaKeys    = [...]string{"idempotencyKey", "idempotency_key"}
+)
+
 // a2aParams reads the message and task ids and the idempotency key from an
 // A2A request object (JSON-RPC params or an HTTP+JSON body).
 func a2aParams(p []byte, info *RequestInfo) {
-	if msg := get(p, "message"); isObject(msg) {
-		info.Request.MessageID = stringOf(get(msg, "messageId"))
-		if t := stringOf(get(msg, "taskId")); t != "" {
+	var f [3][]byte
+	pick(p, paramsKeys[:3], f[:])
+	a2aFields(f[0], f[1], f[2], info)
+}
+
+// a2aFields reads the ids from a request's message, taskId and metadata
+// members.
+func a2aFields(msg, taskID, metadata []byte, info *RequestInfo) {
+	if isObject(msg) {
+		var m [3][]byte
+		pick(msg, messageKeys[:], m[:])
+		info.Request.MessageID = stringOf(m[0])
+		if t := stringOf(m[1]); t != "" {
 			info.Request.TaskID = t
 		}
 		if info.Request.IdempotencyKey == "" {
-			info.Request.IdempotencyKey = metaKey(get(msg, "metadata"))
+			info.Request.IdempotencyKey = metaKey(m[2])
 		}
 	}
 	if info.Request.TaskID == "" {
-		info.Request.TaskID = stringOf(get(p, "taskId"))
+		info.Request.TaskID = stringOf(taskID)
 	}
 	if info.Request.IdempotencyKey == "" {
-		info.Request.IdempotencyKey = metaKey(get(p, "metadata"))
+		info.Request.IdempotencyKey = metaKey(metadata)
 	}
 }
 
@@ -87,10 +108,12 @@ func metaKey(md []byte) string {
 	if !isObject(md) {
 		return ""
 	}
-	if s := stringOf(get(md, "idempotencyKey")); s != "" {
+	var k [2][]byte
+	pick(md, metaKeys[:], k[:])
+	if s := stringOf(k[0]); s != "" {
 		return s
 	}
-	return stringOf(get(md, "idempotency_key"))
+	return stringOf(k[1])
 }
 
 // isTaskMethod: the methods whose params.id is a task id (A2A v1 and v0.3).

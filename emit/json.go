@@ -65,43 +65,7 @@ func skipValue(b []byte, i, depth int) int {
 	case '"':
 		return skipString(b, i)
 	case '{', '[':
-		close := byte('}')
-		if b[i] == '[' {
-			close = ']'
-		}
-		i = skipSpace(b, i+1)
-		if i < len(b) && b[i] == close {
-			return i + 1
-		}
-		for i < len(b) {
-			if close == '}' {
-				if i = skipSpace(b, i); i >= len(b) || b[i] != '"' {
-					return -1
-				}
-				if i = skipString(b, i); i < 0 {
-					return -1
-				}
-				if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
-					return -1
-				}
-				i++
-			}
-			if i = skipValue(b, i, depth+1); i < 0 {
-				return -1
-			}
-			if i = skipSpace(b, i); i >= len(b) {
-				return -1
-			}
-			switch b[i] {
-			case ',':
-				i++
-			case close:
-				return i + 1
-			default:
-				return -1
-			}
-		}
-		return -1
+		return skipContainer(b, i)
 	default: // number, true, false, null
 		for i < len(b) {
 			switch c := b[i]; {
@@ -112,6 +76,31 @@ func skipValue(b []byte, i, depth int) int {
 		}
 		return i
 	}
+}
+
+// skipContainer returns the index after the object or array starting at
+// b[i], or -1: it counts brackets outside strings and checks no more (what
+// the walk reads from inside is checked as it is read).
+func skipContainer(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			if i = skipString(b, i); i < 0 {
+				return -1
+			}
+			i-- // the loop steps past the closing quote
+		case '{', '[':
+			if depth++; depth > maxWalkDepth {
+				return -1
+			}
+		case '}', ']':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
 }
 
 // get returns the value of member key of the object v (raw bytes), or nil.
@@ -166,6 +155,55 @@ func memberStart(v []byte, key string) int {
 			return -1
 		}
 		i++
+	}
+}
+
+// pick sets vals[i] to the value of member keys[i] of the object v (its
+// first occurrence; nil when absent), in one pass over v's members: the
+// few members read from one object cost one walk, not one each. A value
+// cut by a bound (a request prefix) is given up to the cut, and the walk
+// ends there.
+func pick(v []byte, keys []string, vals [][]byte) {
+	clear(vals)
+	i := skipSpace(v, 0)
+	if i >= len(v) || v[i] != '{' {
+		return
+	}
+	left := len(keys)
+	for i++; left > 0; i++ {
+		if i = skipSpace(v, i); i >= len(v) || v[i] != '"' {
+			return
+		}
+		ks := i + 1
+		if i = skipString(v, i); i < 0 {
+			return
+		}
+		k := bstr(v[ks : i-1])
+		if i = skipSpace(v, i); i >= len(v) || v[i] != ':' {
+			return
+		}
+		vs := skipSpace(v, i+1)
+		if vs >= len(v) {
+			return
+		}
+		e := skipValue(v, vs, 1)
+		for j, key := range keys {
+			if vals[j] == nil && k == key {
+				if e < 0 {
+					vals[j] = v[vs:]
+				} else {
+					vals[j] = v[vs:e]
+				}
+				left--
+				break
+			}
+		}
+		if e < 0 {
+			return
+		}
+		if i = skipSpace(v, e); i >= len(v) || v[i] != ',' {
+			return
+		}
 	}
 }
 

@@ -197,6 +197,7 @@ func TestRealServersThroughKafka(t *testing.T) {
 	}
 	evs := readEvents(t, brokers, topic, n)
 	seen := map[string]bool{}
+	var stored []stackload.StoredCase
 	for _, ev := range evs {
 		validEvent(t, ev)
 		if strings.Contains(string(ev), "eyJhbGciOiJIUzI1NiJ9") {
@@ -211,6 +212,7 @@ func TestRealServersThroughKafka(t *testing.T) {
 		}
 		seen[name] = true
 		rec := sameRecord(t, name, ev, wires[name], "")
+		stored = append(stored, stackload.StoredCase{Name: name, EventID: ctx.EventID, Wire: rec})
 		if cl.wantCode != "" && rec.Code != cl.wantCode && rec.Reason != cl.wantCode {
 			t.Errorf("%s: code %q reason %q; want %s", name, rec.Code, rec.Reason, cl.wantCode)
 		}
@@ -223,6 +225,7 @@ func TestRealServersThroughKafka(t *testing.T) {
 	if len(seen) != n {
 		t.Errorf("%d of %d events", len(seen), n)
 	}
+	stackload.CheckStored(t, topic, len(evs), stored)
 }
 
 // kafkaTopic makes a fresh topic on the stack's broker, dropped at the end.

@@ -17,6 +17,7 @@ import (
 type options struct {
 	upstream      *url.URL
 	upstreamHTTP2 bool
+	upstreamIdle  int
 	listen        string
 	metricsListen string
 	brokers       []string
@@ -53,6 +54,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 
 	upstream := fs.String("upstream", "", "base URL of the agent (http://host:port), required")
 	fs.BoolVar(&o.upstreamHTTP2, "upstream.http2", false, "speak HTTP/2 without TLS (h2c) to the upstream for every request, not only gRPC")
+	fs.IntVar(&o.upstreamIdle, "upstream.max-idle-connections", 1024, "idle HTTP/1.1 connections kept open to the upstream, for reuse under load")
 	fs.StringVar(&o.listen, "http.listen-address", "127.0.0.1:19110", "address the proxy listens on (HTTP/1.1 and h2c)")
 	fs.StringVar(&o.metricsListen, "metrics.listen-address", "127.0.0.1:19111", "address of /metrics, /healthz and /readyz")
 	brokers := fs.String("kafka.brokers", "127.0.0.1:19092", "Kafka bootstrap brokers, comma-separated")

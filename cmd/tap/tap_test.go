@@ -96,7 +96,7 @@ func agents(t *testing.T, release chan struct{}) (httpURL, grpcAddr string) {
 
 // startTap runs the command's serve in front of upstream and returns the
 // proxy and admin addresses.
-func startTap(t *testing.T, upstream string, brokers []string, topic string) (string, string) {
+func startTap(t testing.TB, upstream string, brokers []string, topic string) (string, string) {
 	t.Helper()
 	args := []string{"--upstream", upstream, "--http.listen-address", "127.0.0.1:0", "--metrics.listen-address", "127.0.0.1:0",
 		"--kafka.brokers", strings.Join(brokers, ","), "--kafka.topic", topic, "--agent", "research-agent",
@@ -344,7 +344,7 @@ func sameRecord(t *testing.T, name string, ev, raw []byte) *parse.Record {
 			t.Errorf("%s: %s: from the event %#v; from the wire %#v", name, va.Type().Field(i).Name, x.Interface(), y.Interface())
 		}
 	}
-	return a
+	return b
 }
 
 // TestTapThroughKafka puts the tap in front of a real a2a-go agent
@@ -383,12 +383,13 @@ func TestTapThroughKafka(t *testing.T) {
 	}
 	evs := readEvents(t, brokers, topic, n)
 	seen := map[string]bool{}
+	var stored []stackload.StoredCase
 	for _, ev := range evs {
 		if strings.Contains(string(ev), "eyJhbGciOiJIUzI1NiJ9") {
 			t.Errorf("token in event %s", ev)
 		}
 		rec := decode(t, ev, nil)
-		name := rec.HTTPRequestID
+		name, eventID := rec.HTTPRequestID, rec.EventID
 		raw, ok := wires[name]
 		if !ok || seen[name] {
 			t.Errorf("unexpected event %s", ev)
@@ -396,6 +397,7 @@ func TestTapThroughKafka(t *testing.T) {
 		}
 		seen[name] = true
 		rec = sameRecord(t, name, ev, raw)
+		stored = append(stored, stackload.StoredCase{Name: name, EventID: eventID, Wire: rec})
 		if rec.Agent != "research-agent" || rec.Caller != "orchestrator-7" || rec.SourceKind != "agent" || rec.Method == "" {
 			t.Errorf("%s: agent %q caller %q source %q method %q", name, rec.Agent, rec.Caller, rec.SourceKind, rec.Method)
 		}
@@ -414,6 +416,7 @@ func TestTapThroughKafka(t *testing.T) {
 	if len(seen) != n {
 		t.Errorf("%d of %d events", len(seen), n)
 	}
+	stackload.CheckStored(t, topic, len(evs), stored)
 	m := scrape(t, admin)
 	if !strings.Contains(m, `errtrail_tap_requests_total{protocol="http"} 5`) || !strings.Contains(m, "errtrail_emit_sent_total") {
 		t.Errorf("metrics:\n%s", m)
@@ -483,7 +486,7 @@ func TestTapStreamsAsTheyCome(t *testing.T) {
 }
 
 // closedPort returns host:port where nothing listens.
-func closedPort(t *testing.T) string {
+func closedPort(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
