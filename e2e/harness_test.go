@@ -62,7 +62,7 @@ func newRig(t *testing.T, alerters int) *rig {
 // the shared stack's for the others (all of them when own is nil).
 func newRigOn(t *testing.T, alerters int, own *testenv.OwnStack) *rig {
 	t.Helper()
-	r := &rig{t: t, root: moduleRoot(t)}
+	r := &rig{t: t, root: testenv.ModuleRoot(t)}
 	r.brokers = strings.Split(own.Kafka(t), ",")
 	r.chAddr = strings.Split(own.ClickHouse(t), ",")[0]
 	for i := 0; i < alerters; i++ {
@@ -648,23 +648,6 @@ func (m *monitor) pollErrors() map[string]int {
 }
 
 // ---------------------------------------------------------------- misc
-
-func moduleRoot(t testing.TB) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
 
 func portFree(addr string) bool {
 	ln, err := net.Listen("tcp", addr)

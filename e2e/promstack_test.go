@@ -52,7 +52,7 @@ func startPromStack(t *testing.T, rigs ...*rig) *promStack {
 	t.Helper()
 	promBin := needBinary(t, "prometheus")
 	amBin := needBinary(t, "prometheus-alertmanager")
-	root := moduleRoot(t)
+	root := testenv.ModuleRoot(t)
 	dir := t.TempDir()
 	ps := &promStack{prom: freeAddr(t), am: freeAddr(t), hook: newWebhook(t)}
 

@@ -12,7 +12,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -32,20 +31,6 @@ import (
 func skipShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault test: restarts servers; run by scripts/test without -short")
-	}
-}
-
-// repoRoot is the directory holding go.mod.
-func repoRoot(t *testing.T) string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = filepath.Dir(dir)
 	}
 }
 
@@ -316,7 +301,7 @@ func TestFaultSIGKILL(t *testing.T) {
 	s := newStack(t, 4)
 	bin := filepath.Join(t.TempDir(), "ingest")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/ingest")
-	build.Dir = repoRoot(t)
+	build.Dir = testenv.ModuleRoot(t)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

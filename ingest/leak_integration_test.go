@@ -82,7 +82,7 @@ func (l *lockedBuffer) String() string {
 func TestPlantedSecretsNeverStored(t *testing.T) {
 	s := newStack(t, 3) // a fresh topic and a fresh database, or skip/fail (testenv)
 	chHTTP := testenv.ClickHouseHTTP(t)
-	root := repoRoot(t)
+	root := testenv.ModuleRoot(t)
 	tmp := t.TempDir()
 
 	// 1. The planted messages, from the generator the unit test uses.

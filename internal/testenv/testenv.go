@@ -116,8 +116,19 @@ func Stack(t testing.TB, args ...string) {
 	}
 }
 
-// moduleRoot is the nearest directory at or above the working directory
-// that has go.mod, or "".
+// ModuleRoot is the nearest directory at or above the working directory
+// that has go.mod: the repository's root for any test of the module. It
+// fails t when there is none.
+func ModuleRoot(t testing.TB) string {
+	t.Helper()
+	root := moduleRoot()
+	if root == "" {
+		t.Fatal("no go.mod at or above the test's working directory")
+	}
+	return root
+}
+
+// moduleRoot is ModuleRoot without a test: "" when there is none.
 func moduleRoot() string {
 	dir, err := os.Getwd()
 	if err != nil {
