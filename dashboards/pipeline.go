@@ -36,7 +36,7 @@ func Pipeline() *dashboard.DashboardBuilder {
 			Thresholds(thresholds(step(nil, "green"), step(f(100000), "orange"))).
 			Height(4).Span(4)).
 		WithPanel(single("Lag (seconds)").
-			Description("Age of the oldest message not yet committed (its Kafka timestamp); 0 when caught up.").
+			Description("Age of the oldest message not yet committed, by its Kafka timestamp (the producer's clock); 0 when none waits.").
 			Datasource(promRef()).
 			WithTarget(PromInstant("max(errtrail_ingest_consumer_lag_seconds)", "lag")).
 			Unit("s").GraphMode(common.BigValueGraphModeArea).
@@ -82,7 +82,7 @@ func Pipeline() *dashboard.DashboardBuilder {
 			WithTarget(Prom("max(errtrail_ingest_consumer_lag_messages)", "lag")).
 			Legend(legendTable("max", "last")).Height(8).Span(12)).
 		WithPanel(ts("Consumer lag (seconds)").
-			Description("Age of the oldest message not yet committed, polled from Kafka independent of inserts; 0 when caught up (docs/ingest.md).").
+			Description("Age of the oldest message not yet committed, by its Kafka timestamp (the producer's clock), polled from Kafka independent of inserts; 0 when none waits (docs/ingest.md).").
 			Datasource(promRef()).
 			WithTarget(Prom("max(errtrail_ingest_consumer_lag_seconds)", "oldest uncommitted")).
 			Unit("s").Legend(legendTable("max", "last")).Height(8).Span(12)).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"hash/fnv"
 	"os"
 	"slices"
 	"testing"
@@ -18,7 +19,12 @@ var validKinds = []Kind{KindQuota, KindOverload, KindInvalid, KindAuth, KindNotF
 //   - a decoded record has a known kind and protocol, and renders as JSON;
 //   - a Decoder that decoded something else before gives the same record as
 //     a fresh one (scratch memory is reset, borrowed strings do not leak);
-//   - its scratch memory stays within a small multiple of the input.
+//   - its scratch memory stays within a small multiple of the input;
+//   - a credential or customer value planted anywhere in the input (one of
+//     plantTokens, at a place chosen from the input's own bytes) reaches no
+//     field of the record, no error text and no raw body kept for a dead
+//     letter (FuzzPlantedTokenNeverInRecord, in leak_test.go, steers the
+//     place and the token itself and also plants in Kafka headers).
 func FuzzDecodeMessage(f *testing.F) {
 	for _, p := range goldenInputs(f) {
 		if data, err := os.ReadFile(p); err == nil {
@@ -29,6 +35,7 @@ func FuzzDecodeMessage(f *testing.F) {
 	f.Add([]byte("GRPC\ngrpc-status: 8\ngrpc-status-details-bin: CAgSAA\n"))
 	warm, _ := os.ReadFile("testdata/seeds/seed002-rest-429.http")
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkPlanted(t, data)
 		fresh := NewDecoder(Options{})
 		var rec Record
 		err := fresh.DecodeMessage(data, nil, 1764489600000, &rec)
@@ -69,6 +76,44 @@ func FuzzDecodeMessage(f *testing.F) {
 			t.Fatalf("a reused Decoder gives a different record:\n%s\n%s", js, js2)
 		}
 	})
+}
+
+// plantTokens are what FuzzDecodeMessage plants; needle is the part that
+// must never be stored (a credential without its scheme word). Every value
+// is fake.
+var plantTokens = []struct{ plant, needle string }{
+	{"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJmdXp6LTcifQ.Q2hlY2tTaWduYXR1cmVGdXp6Xw", "Q2hlY2tTaWduYXR1cmVGdXp6Xw"},
+	{"sk_live_Fz8pQ2mXv41LkR7sTq0WcB9d", "Fz8pQ2mXv41LkR7sTq0WcB9d"},
+	{"Bearer Zk2v9QmR4tXw7LpB3nHc8sJd", "Zk2v9QmR4tXw7LpB3nHc8sJd"},
+	{"fuzz.customer@mail-host.example", "fuzz.customer@mail-host.example"},
+	{"4539578763621486", "4539578763621486"},
+}
+
+// checkPlanted plants one of plantTokens into data, at a place and with a
+// token chosen by hashing data (so the fuzzer's inputs reach every place),
+// decodes it and fails when the needle comes out.
+func checkPlanted(t *testing.T, data []byte) {
+	h := fnv.New64a()
+	h.Write(data)
+	sum := h.Sum64()
+	tok := plantTokens[sum%uint64(len(plantTokens))]
+	p := int((sum >> 8) % uint64(len(data)+1))
+	in := make([]byte, 0, len(data)+len(tok.plant)+2)
+	in = append(append(append(append(in, data[:p]...), ' '), tok.plant...), ' ')
+	in = append(in, data[p:]...)
+	dec := NewDecoder(Options{HashKey: []byte("fuzz-deployment-key-0123456789ab")})
+	var rec Record
+	err := dec.DecodeMessage(in, nil, 1764489600000, &rec)
+	js, _ := rec.MarshalJSON()
+	outs := [][]byte{js, dec.RawBody()}
+	if err != nil {
+		outs = append(outs, []byte(err.Error()))
+	}
+	for _, o := range outs {
+		if bytes.Contains(o, []byte(tok.needle)) {
+			t.Fatalf("%q planted at byte %d reached the output %q\ninput: %q", tok.plant, p, o, in)
+		}
+	}
 }
 
 // FuzzValidateJSON checks the JSON scanner against encoding/json: on UTF-8

@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"sync/atomic"
 	"time"
 )
 
@@ -59,27 +60,36 @@ func (d *Dialer) DialContext(ctx context.Context, addr string) (net.Conn, error)
 }
 
 // conn bounds each Write by timeout, or by the write deadline its user set
-// when that is earlier. Like net.Conn's deadlines, it expects one writer.
+// when that is earlier. Like net.Conn's, its deadlines may be set from any
+// goroutine while another writes (the driver sets one to cancel a query).
 type conn struct {
 	net.Conn
 	timeout time.Duration
-	set     time.Time // the user's write deadline; zero for none
+	set     atomic.Int64 // the user's write deadline in Unix nanoseconds; 0 for none
+}
+
+func (c *conn) remember(t time.Time) {
+	if t.IsZero() {
+		c.set.Store(0)
+		return
+	}
+	c.set.Store(t.UnixNano())
 }
 
 func (c *conn) SetDeadline(t time.Time) error {
-	c.set = t
+	c.remember(t)
 	return c.Conn.SetDeadline(t)
 }
 
 func (c *conn) SetWriteDeadline(t time.Time) error {
-	c.set = t
+	c.remember(t)
 	return c.Conn.SetWriteDeadline(t)
 }
 
 func (c *conn) Write(b []byte) (int, error) {
 	dl := time.Now().Add(c.timeout)
-	if !c.set.IsZero() && c.set.Before(dl) {
-		dl = c.set
+	if set := c.set.Load(); set != 0 && set < dl.UnixNano() {
+		dl = time.Unix(0, set)
 	}
 	if err := c.Conn.SetWriteDeadline(dl); err != nil {
 		return 0, err

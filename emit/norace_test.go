@@ -1,0 +1,5 @@
+//go:build !race
+
+package emit
+
+const raceEnabled = false
