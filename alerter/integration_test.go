@@ -52,33 +52,27 @@ func freshDB(t *testing.T, conn driver.Conn) schema.Options {
 	return freshNamedDB(t, conn, testDB)
 }
 
-// freshNamedDB drops and re-creates database db with errtrail's schema.
+// freshNamedDB drops database db and migrates it afresh with schema.Migrate,
+// as ingest migrate does in production: every table and materialized view,
+// and the migrations recorded, so the alerter reads the schema it reads
+// there.
 func freshNamedDB(t *testing.T, conn driver.Conn, db string) schema.Options {
 	t.Helper()
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	if err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+db); err != nil {
 		t.Fatal(err)
 	}
 	opts := schema.Options{Database: db}
-	// The DDL of schema.Render, run statement by statement. (schema.Migrate
-	// also records each migration with an INSERT ... VALUES that hangs on
-	// ClickHouse 18.16 over clickhouse-go at the time of writing; the tables
-	// are the same.)
-	v, err := schema.DetectVersion(ctx, conn)
+	res, err := schema.Migrate(ctx, conn, opts)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("migrate %s: %v", db, err)
 	}
-	for _, m := range schema.Render(v, opts) {
-		for _, st := range m.Statements {
-			if err := conn.Exec(ctx, st); err != nil {
-				t.Fatalf("migration %d: %v\n%s", m.Version, err, st)
-			}
-		}
-	}
-	// mv3_error_lookup fails on 18.16 in the schema under review (unknown
-	// identifier row_event_id); the alerter reads neither it nor its table.
-	if err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+db+".mv3_error_lookup"); err != nil {
-		t.Fatal(err)
+	// A fresh database applies every migration; one found already applied
+	// would mean the drop did not happen.
+	if want := len(schema.Render(res.Server, opts)) - 1; len(res.Applied) != want || len(res.Current) != 0 || len(res.Drifted) != 0 {
+		t.Fatalf("migrate %s: applied %v, current %v, drifted %v; want all %d applied afresh",
+			db, res.Applied, res.Current, res.Drifted, want)
 	}
 	return opts
 }

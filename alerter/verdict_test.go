@@ -102,43 +102,83 @@ func TestSpan(t *testing.T) {
 }
 
 func TestOverloaded(t *testing.T) {
+	oc := DefaultConfig().Overload
+	// Each case names the one agent it fills and, in why, what makes its
+	// verdict: a case that wants no page checks that the rule it is about is
+	// the one that holds the page back, with the agent's numbers present.
 	for _, tc := range []struct {
-		name string
-		fill func(in *Input)
-		want bool
+		name  string
+		agent string
+		fill  func(in *Input)
+		want  bool
+		why   func(t *testing.T, a AgentVerdict)
 	}{
-		{"503s across callers page", func(in *Input) {
+		{"503s across callers page", "research", func(in *Input) {
 			for _, c := range callers(5) {
 				history(in, "research", c, q(1))
 				current(in, "research", c, ov(20))
 			}
-		}, true},
-		{"quota alone never pages", func(in *Input) {
+		}, true, func(t *testing.T, a AgentVerdict) {
+			if a.OverloadCallers != 5 || a.OverloadPerSec < oc.MinPerSec {
+				t.Errorf("callers %d, rate %.3f/s; want 5 callers at >= %.1f/s", a.OverloadCallers, a.OverloadPerSec, oc.MinPerSec)
+			}
+		}},
+		{"quota alone never pages", "research", func(in *Input) {
 			for _, c := range callers(5) {
 				history(in, "research", c, q(1))
 				current(in, "research", c, q(500))
 			}
-		}, false},
-		{"one caller's 503s are not the agent failing for all", func(in *Input) {
+		}, false, func(t *testing.T, a AgentVerdict) {
+			if a.OverloadPerSec != 0 || a.OverloadCallers != 0 {
+				t.Errorf("overload rate %.3f/s from %d callers; want none from quota replies", a.OverloadPerSec, a.OverloadCallers)
+			}
+			if a.QuotaPerSec <= 0 {
+				t.Errorf("QuotaPerSec = %v; want the quota replies counted", a.QuotaPerSec)
+			}
+		}},
+		{"one caller's 503s are not the agent failing for all", "research", func(in *Input) {
 			for _, c := range callers(5) {
 				history(in, "research", c, q(1))
 			}
 			current(in, "research", "caller-1", ov(100))
-		}, false},
-		{"503s at the agent's usual level", func(in *Input) {
+		}, false, func(t *testing.T, a AgentVerdict) {
+			// The rate passes the floor and the baseline: only the spread is short.
+			if a.OverloadCallers != 1 || a.OverloadPerSec < oc.MinPerSec || a.OverloadPerSec < oc.Factor*a.OverloadBaselinePerSec {
+				t.Errorf("callers %d, rate %.3f/s, baseline %.3f/s; want 1 caller at a rate that would page if spread",
+					a.OverloadCallers, a.OverloadPerSec, a.OverloadBaselinePerSec)
+			}
+		}},
+		{"503s at the agent's usual level", "research", func(in *Input) {
 			for _, c := range callers(5) {
 				history(in, "research", c, ov(10))
 				current(in, "research", c, ov(12))
 			}
-		}, false},
-		{"503s below the absolute floor", func(in *Input) {
+		}, false, func(t *testing.T, a AgentVerdict) {
+			// Above the floor and from every caller: only the baseline holds it.
+			if a.OverloadBaselinePerSec <= 0 || a.OverloadPerSec >= oc.Factor*a.OverloadBaselinePerSec ||
+				a.OverloadPerSec < oc.MinPerSec || a.OverloadCallers != 5 {
+				t.Errorf("rate %.3f/s, baseline %.3f/s, callers %d; want 5 callers above the floor, under %vx a known baseline",
+					a.OverloadPerSec, a.OverloadBaselinePerSec, a.OverloadCallers, oc.Factor)
+			}
+		}},
+		{"503s below the absolute floor", "research", func(in *Input) {
 			for _, c := range callers(3) {
 				current(in, "research", c, ov(2)) // 3 in the 30 s overload window = 0.1/s
 			}
-		}, false},
-		{"an agent with one caller, all 503", func(in *Input) {
+		}, false, func(t *testing.T, a AgentVerdict) {
+			if a.OverloadPerSec <= 0 || a.OverloadPerSec >= oc.MinPerSec || a.OverloadCallers != 3 {
+				t.Errorf("rate %.3f/s, callers %d; want 3 callers at a rate above 0 and below the floor %.1f/s",
+					a.OverloadPerSec, a.OverloadCallers, oc.MinPerSec)
+			}
+		}},
+		{"an agent with one caller, all 503", "solo", func(in *Input) {
 			current(in, "solo", "only", ov(30))
-		}, true},
+		}, true, func(t *testing.T, a AgentVerdict) {
+			if a.OverloadCallers != 1 || a.ActiveCallers != 1 || a.OverloadPerSec < oc.MinPerSec {
+				t.Errorf("callers %d of %d active, rate %.3f/s; want its one caller at >= %.1f/s",
+					a.OverloadCallers, a.ActiveCallers, a.OverloadPerSec, oc.MinPerSec)
+			}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := &Input{}
@@ -150,6 +190,13 @@ func TestOverloaded(t *testing.T) {
 						a.Agent, a.Overloaded, tc.want, a.OverloadPerSec, a.OverloadBaselinePerSec, a.OverloadCallers)
 				}
 			}
+			// The loop above passes on no verdicts at all: the agent must
+			// be there, and no other.
+			a := agent(t, v, tc.agent)
+			if len(v.Agents) != 1 {
+				t.Errorf("%d agent verdicts %+v; want only %s", len(v.Agents), v.Agents, tc.agent)
+			}
+			tc.why(t, a)
 		})
 	}
 }

@@ -341,15 +341,51 @@ func TestClocks(t *testing.T) {
 	if got := time.UnixMilli(r.FirstObservedMS).UTC(); got != start.Add(2*time.Second) {
 		t.Errorf("first observed_at %v; want %v", got, start.Add(2*time.Second))
 	}
-	before := time.Now()
-	r, _ = runToBuffer(t, sc, Config{Clock: "real", Speed: 20})
-	got := time.UnixMilli(r.FirstObservedMS)
-	if d := got.Sub(before); d < 50*time.Millisecond || d > 400*time.Millisecond {
-		t.Errorf("real clock at speed 20: burst observed %v after start; want ~100 ms", d)
+	if r.LastObservedMS != r.FirstObservedMS {
+		t.Errorf("scenario clock: observed_at spans %d..%d ms; want every rejection of the burst at 2 s",
+			r.FirstObservedMS, r.LastObservedMS)
 	}
-	if r.ElapsedSec < 1.9 || r.ElapsedSec > 3 {
-		t.Errorf("40 s scenario at speed 20 took %.2f s; want ~2 s", r.ElapsedSec)
+
+	// The real clock at speed 20 stamps an event due at scenario time t with
+	// ScenarioStarted + t/20, whatever the machine's load, so the stamps are
+	// compared exactly with the report's own start and no wall-clock window.
+	const speed = 20
+	r, lines := runToBuffer(t, sc, Config{Clock: "real", Speed: speed})
+	if r.Produced != 20 || len(lines) != 20 {
+		t.Fatalf("real clock: produced %d (%d lines); want the burst's 20 rejections", r.Produced, len(lines))
 	}
+	burst := r.ScenarioStarted.Add(2 * time.Second / speed).UnixMilli()
+	for i, l := range lines {
+		if got := observedMS(t, l); got != burst {
+			t.Errorf("real clock at speed 20: event %d observed %d ms after the scenario's start; want 100 ms (2 s / 20)",
+				i, got-r.ScenarioStarted.UnixMilli())
+		}
+	}
+	if r.FirstObservedMS != burst || r.LastObservedMS != burst {
+		t.Errorf("report: observed_at %d..%d; want both %d", r.FirstObservedMS, r.LastObservedMS, burst)
+	}
+	if r.ScenarioStarted.Before(r.Started) {
+		t.Errorf("scenario started %v, before the run (%v)", r.ScenarioStarted, r.Started)
+	}
+	// Paced, the run plays the whole 40 s scenario and cannot end before its
+	// last second is due in wall time (40 s / 20 after the start); unpaced it
+	// would end as soon as the burst is out.
+	if r.ScenarioSec != sc.Total().Seconds() {
+		t.Errorf("scenario time played %.2f s; want all %.0f s", r.ScenarioSec, sc.Total().Seconds())
+	}
+	if end := r.ScenarioStarted.Add(sc.Total() / speed); r.Finished.Before(end) {
+		t.Errorf("paced run finished at %v, before the scenario's end was due at %v", r.Finished, end)
+	}
+}
+
+// observedMS returns the observed_at member of one event.
+func observedMS(t *testing.T, line []byte) int64 {
+	t.Helper()
+	ms, err := checkEvent(t, line)["observed_at"].(json.Number).Int64()
+	if err != nil {
+		t.Fatalf("observed_at: %v", err)
+	}
+	return ms
 }
 
 func TestBounds(t *testing.T) {
@@ -358,9 +394,23 @@ func TestBounds(t *testing.T) {
 	if r.Produced != 5000 || len(lines) != 5000 {
 		t.Fatalf("max-events 5000: produced %d", r.Produced)
 	}
-	start := time.Now()
-	r, _ = runToBuffer(t, sc, Config{Speed: 1, Duration: 500 * time.Millisecond})
-	if el := time.Since(start); el > 2*time.Second || r.Produced == 0 {
-		t.Fatalf("duration 500ms: ran %v, produced %d", el, r.Produced)
+	// Duration bounds the run in wall time; the checks are of order (nothing
+	// observed after the deadline, no end before it) and of counts, not of how
+	// long the run took on a busy machine.
+	const limit = 500 * time.Millisecond
+	r, lines = runToBuffer(t, sc, Config{Speed: 1, Duration: limit})
+	if r.Produced == 0 || int64(len(lines)) != r.Produced {
+		t.Fatalf("duration 500ms: produced %d, %d lines; want some, one line each", r.Produced, len(lines))
+	}
+	if r.ScenarioSec >= sc.Total().Seconds() {
+		t.Errorf("duration 500ms: played %.1f s of scenario time; want it stopped before the scenario's %v",
+			r.ScenarioSec, sc.Total())
+	}
+	deadline := r.ScenarioStarted.Add(limit)
+	if last := time.UnixMilli(r.LastObservedMS); last.After(deadline) {
+		t.Errorf("duration 500ms: last event observed at %v, after the deadline %v", last, deadline)
+	}
+	if r.Finished.Before(deadline) {
+		t.Errorf("duration 500ms: finished at %v, before the deadline %v, with scenario time left", r.Finished, deadline)
 	}
 }

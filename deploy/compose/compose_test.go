@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/errtrail/errtrail/dashboards"
+	"github.com/errtrail/errtrail/internal/testenv"
 )
 
 const root = "../.."
@@ -248,24 +249,31 @@ func TestPrometheusConfig(t *testing.T) {
 	for job := range listen {
 		t.Errorf("no scrape job %s", job)
 	}
-	// The alert rules name these jobs.
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true and promtool is missing")
+	// The alert rules name these jobs. promtool's check is a subtest of its
+	// own, so that without promtool outside CI it shows as skipped, not as
+	// passed; in CI a missing promtool fails the run.
+	t.Run("promtool", func(t *testing.T) {
+		promtool, err := exec.LookPath("promtool")
+		if err != nil {
+			msg := "promtool is not installed (scripts/stack install installs it): prometheus.yml not checked by promtool"
+			if testenv.InCI() {
+				t.Fatal(msg)
+			}
+			t.Skip("skipped outside CI: " + msg)
 		}
-		t.Log("promtool not installed: config not checked by promtool")
-		return
-	}
-	dir := t.TempDir()
-	abs, _ := filepath.Abs(filepath.Join(root, "alerts"))
-	conf := strings.ReplaceAll(string(b), "/etc/prometheus/alerts/", abs+"/")
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(promtool, "check", "config", filepath.Join(dir, "prometheus.yml")).CombinedOutput(); err != nil {
-		t.Errorf("promtool check config: %v\n%s", err, out)
-	}
+		dir := t.TempDir()
+		abs, _ := filepath.Abs(filepath.Join(root, "alerts"))
+		conf := strings.ReplaceAll(string(b), "/etc/prometheus/alerts/", abs+"/")
+		if conf == string(b) {
+			t.Fatal("prometheus.yml names no rule file under /etc/prometheus/alerts/: promtool would check no rules")
+		}
+		if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(promtool, "check", "config", filepath.Join(dir, "prometheus.yml")).CombinedOutput(); err != nil {
+			t.Errorf("promtool check config: %v\n%s", err, out)
+		}
+	})
 }
 
 // Grafana installs the ClickHouse plugin, provisions the datasources with the
