@@ -321,13 +321,16 @@ func TestHistoryFakeProducerRealClock(t *testing.T) {
 	if r.ScenarioStarted.UnixMilli() != h.ToMS || r.ScenarioStarted.Before(r.Started) {
 		t.Errorf("scenario started %v (history to %d, run started %v)", r.ScenarioStarted, h.ToMS, r.Started)
 	}
-	if got := r.ScenarioStarted.Sub(r.Started).Seconds(); math.Abs(got-h.ElapsedSec) > 0.01 || got > 10 {
+	// Published at full speed: far faster than the 20 minutes it spans
+	// (a bound no load on the machine comes near; real time would be 1200 s).
+	if got := r.ScenarioStarted.Sub(r.Started).Seconds(); math.Abs(got-h.ElapsedSec) > 0.01 || got > 120 {
 		t.Errorf("history took %.2f s (report %.2f s); want it published at full speed", got, h.ElapsedSec)
 	}
-	// The scenario itself still plays in real time, with its incidents.
-	if el := r.Finished.Sub(r.ScenarioStarted); el < 2900*time.Millisecond || el > 5*time.Second {
-		t.Errorf("the 3 s scenario played in %v after the history; want real time", el)
-	}
+	// The scenario itself still plays in real time, with its incidents: its
+	// events are stamped on the scenario's schedule from its start, and the
+	// run cannot end before the last of them was due. (A busy machine can
+	// only delay the end, so no upper bound on the wall clock.)
+	checkScenarioPace(t, r, scen, 3*time.Second)
 	var overload int
 	for _, e := range scen {
 		if e.Agent == "tight" && e.Source.Kind == "agent" && e.Reply.HTTPStatus == 503 {
@@ -348,8 +351,31 @@ func TestHistoryFakeProducerSpeed(t *testing.T) {
 	checkHistoryReport(t, r, msgs, hist, poison)
 	checkUniqueIDs(t, hist, scen)
 	checkBaseline(t, r, hist, 4)
-	if el := r.Finished.Sub(r.ScenarioStarted); el < 700*time.Millisecond || el > 2*time.Second {
-		t.Errorf("the 3 s scenario at speed 4 played in %v; want 0.75 s", el)
+	checkScenarioPace(t, r, scen, 750*time.Millisecond) // 3 s of scenario at speed 4
+}
+
+// checkScenarioPace: the scenario's events are stamped within played (its
+// length over the speed) from its start, the last of them near its end, and
+// the run did not finish before that end was due. Order and stamps, not the
+// wall clock's durations: those only grow on a loaded machine.
+func checkScenarioPace(t *testing.T, r *Report, scen []histEvent, played time.Duration) {
+	t.Helper()
+	start := r.ScenarioStarted.UnixMilli()
+	// A gateway's copy of a reply is stamped a few milliseconds after the
+	// agent's: the slack for the last replies.
+	const slack = 50
+	var last int64
+	for _, e := range scen {
+		if e.ObservedAt < start || e.ObservedAt > start+played.Milliseconds()+slack {
+			t.Fatalf("scenario event observed at +%d ms; want within [0, %d] ms of the scenario's start", e.ObservedAt-start, played.Milliseconds()+slack)
+		}
+		last = max(last, e.ObservedAt)
+	}
+	if len(scen) == 0 || last-start < played.Milliseconds()*8/10 {
+		t.Errorf("%d scenario events, the last at +%d ms; want events until near +%d ms", len(scen), last-start, played.Milliseconds())
+	}
+	if el := r.Finished.Sub(r.ScenarioStarted); el < played-50*time.Millisecond {
+		t.Errorf("the run ended %v after the scenario started, before its %v were due: not paced", el, played)
 	}
 }
 
