@@ -302,11 +302,12 @@ func clampU16(v int) uint16 {
 	return uint16(v)
 }
 
-// appendTo appends rows [lo, hi) of every column of c to the driver batch
-// b, column by column. The driver copies the values, so c may be reset
-// afterwards.
-func (c *columns) appendTo(b driver.Batch, lo, hi int) error {
-	cols := [...]any{
+// slices appends to dst rows [lo, hi) of every column of c, one slice per
+// landing column in LandingColumns order, and returns it. This is the one
+// place that maps the buffers to the column order; the values borrow c's
+// memory (see arena) until reset.
+func (c *columns) slices(dst []any, lo, hi int) []any {
+	return append(dst,
 		c.dead[lo:hi], c.eventID[lo:hi], c.observedAt[lo:hi], c.observedAtMS[lo:hi], c.ingestedAt[lo:hi],
 		c.topic[lo:hi], c.partition[lo:hi], c.offset[lo:hi],
 		c.sourceKind[lo:hi], c.sourceID[lo:hi], c.agent[lo:hi], c.endpoint[lo:hi], c.caller[lo:hi], c.method[lo:hi], c.attempt[lo:hi],
@@ -317,7 +318,15 @@ func (c *columns) appendTo(b driver.Batch, lo, hi int) error {
 		c.limit[lo:hi], c.scope[lo:hi], c.errorID[lo:hi], c.requestID[lo:hi], c.message[lo:hi],
 		c.violationFields[lo:hi], c.violationDescs[lo:hi], c.finding[lo:hi],
 		c.dlReason[lo:hi], c.dlError[lo:hi], c.raw[lo:hi],
-	}
+	)
+}
+
+// appendTo appends rows [lo, hi) of every column of c to the driver batch
+// b, column by column. The driver copies the values, so c may be reset
+// afterwards.
+func (c *columns) appendTo(b driver.Batch, lo, hi int) error {
+	var buf [64]any // on the stack: room for every column
+	cols := c.slices(buf[:0], lo, hi)
 	if len(cols) != len(LandingColumns) {
 		return fmt.Errorf("ingest: %d column buffers for %d landing columns", len(cols), len(LandingColumns))
 	}

@@ -113,15 +113,23 @@ type renderer struct {
 	o Options
 }
 
+// migrations lists every migration in the order Migrate runs them.
+//
+// Version and Name are the migration's identity in databases that already
+// ran it: Migrate records both in schema_migrations, and Name is hashed into
+// the Checksum. Renaming one would make Migrate report every migrated
+// database as edited (ChecksumError), so both stay as first recorded, short
+// as some of them are; TestUnitMigrationIdentity pins them. The Go methods
+// that render the statements are free to be named for what they create.
 func (r *renderer) migrations() []Migration {
 	return []Migration{
 		{Version: 0, Name: "bootstrap", Statements: r.bootstrap()},
-		{Version: 1, Name: "landing, errors and dead_letter", Statements: r.m001()},
-		{Version: 2, Name: "error_lookup", Statements: r.m002()},
-		{Version: 3, Name: "errors_1m and outcomes_1m rollups", Statements: r.m003()},
-		{Version: 4, Name: "ingest_progress", Statements: r.m004()},
-		{Version: 5, Name: "callers_1m rollup", Statements: r.m005()},
-		{Version: 6, Name: "findings_1h rollup", Statements: r.m006()},
+		{Version: 1, Name: "landing, errors and dead_letter", Statements: r.landingErrorsDeadLetter()},
+		{Version: 2, Name: "error_lookup", Statements: r.errorLookup()},
+		{Version: 3, Name: "errors_1m and outcomes_1m rollups", Statements: r.minuteRollups()},
+		{Version: 4, Name: "ingest_progress", Statements: r.ingestProgress()},
+		{Version: 5, Name: "callers_1m rollup", Statements: r.callersRollup()},
+		{Version: 6, Name: "findings_1h rollup", Statements: r.findingsRollup()},
 	}
 }
 
@@ -265,6 +273,72 @@ func (r *renderer) distributed(name string, cols []col, shardKey string) string 
 		r.q(name), r.onCluster(), strings.Join(defs, ",\n"), r.o.Cluster, r.o.Database, r.local(name), shardKey)
 }
 
+// Materialized views on landing. On a server without insert deduplication
+// (Features.InsertDedup false: 18.16 here) ClickHouse pushes each block
+// inserted into landing through these views one at a time, in byte order of
+// their names, and stops at the first view that fails; the views before it
+// keep what they wrote. Where correctness depends on that order, the name
+// encodes it, and landingViews states the dependency. Byte order, not
+// number order: "mv10_x" would run before "mv9_ingest_progress".
+const (
+	viewErrors         = "mv1_errors"
+	viewDeadLetter     = "mv2_dead_letter"
+	viewErrorLookup    = "mv3_error_lookup"
+	viewErrors1m       = "mv4_errors_1m"
+	viewOutcomes1m     = "mv5_outcomes_1m"
+	viewCallers1m      = "mv6_callers_1m"
+	viewFindings1h     = "mv7_findings_1h"
+	viewIngestProgress = "mv9_ingest_progress"
+)
+
+// landingView is one materialized view on landing and the views whose
+// writes it must follow on a server that runs views in name order.
+type landingView struct {
+	name string
+	// after lists views that must have written a block before this view
+	// writes it.
+	after []string
+	// last: this view must follow every other view on landing, including
+	// ones added later.
+	last bool
+}
+
+// landingViews declares every view on landing and its order dependencies.
+// TestUnitViewNameOrder renders every migration and fails unless the set
+// of rendered views is exactly this list and each view's name sorts after
+// every view it depends on.
+var landingViews = []landingView{
+	{name: viewErrors},
+	{name: viewDeadLetter},
+	{name: viewErrorLookup},
+	{name: viewErrors1m},
+	{name: viewOutcomes1m},
+	{name: viewCallers1m},
+	{name: viewFindings1h},
+	// The progress row says "this partition is stored up to this offset";
+	// it is true only once every other view has stored the block. If a
+	// view fails half way, progress then stays behind the data (a replay
+	// writes a copy, which the Replacing tables collapse) and never gets
+	// ahead of it (a replay would skip rows no table has: loss).
+	{name: viewIngestProgress, last: true},
+}
+
+// dependencies returns the views of all that v must follow.
+func (v landingView) dependencies(all []landingView) []string {
+	if !v.last {
+		return v.after
+	}
+	var out []string
+	for _, o := range all {
+		if o.name != v.name {
+			out = append(out, o.name)
+		}
+	}
+	return out
+}
+
+// view renders a materialized view. On landing its name decides when it
+// runs on 18.16: declare it in landingViews with what it must follow.
 func (r *renderer) view(name, target, query string) string {
 	return fmt.Sprintf("CREATE MATERIALIZED VIEW IF NOT EXISTS %s%s TO %s AS\n%s",
 		r.q(name), r.onCluster(), r.q(r.local(target)), query)
@@ -289,7 +363,7 @@ func (r *renderer) bootstrap() []string {
 		})...)
 }
 
-func (r *renderer) m001() []string {
+func (r *renderer) landingErrorsDeadLetter() []string {
 	var out []string
 	// landing: the ingester's single insert target. Null keeps nothing; the
 	// materialized views below see every inserted block.
@@ -345,9 +419,11 @@ func (r *renderer) m001() []string {
 			sel[i] = "    " + eventIDExpr + " AS event_id"
 		}
 	}
-	out = append(out, r.view("mv1_errors", TableErrors,
+	// Order (both views): no dependency of their own; they sort before
+	// viewIngestProgress, which must follow them (landingViews).
+	out = append(out, r.view(viewErrors, TableErrors,
 		"SELECT\n"+strings.Join(sel, ",\n")+"\nFROM "+r.q(r.local(TableLanding))+"\nWHERE dead = 0"))
-	out = append(out, r.view("mv2_dead_letter", TableDeadLetter,
+	out = append(out, r.view(viewDeadLetter, TableDeadLetter,
 		"SELECT\n    "+strings.Join(names(deadLetterColumns), ",\n    ")+"\nFROM "+r.q(r.local(TableLanding))+"\nWHERE dead = 1"))
 	return out
 }
@@ -355,7 +431,7 @@ func (r *renderer) m001() []string {
 // lookupIDs are the id columns indexed in error_lookup, by id_kind.
 var lookupIDs = []string{"error_id", "request_id", "event_id", "message_id", "task_id", "http_request_id"}
 
-func (r *renderer) m002() []string {
+func (r *renderer) errorLookup() []string {
 	out := r.createTable(table{
 		// A lookup is a point read by id in every part, so this table has
 		// few, large parts (monthly partitions) and small granules: at 10
@@ -388,14 +464,16 @@ func (r *renderer) m002() []string {
 		"FROM " + r.q(r.local(TableLanding)) + "\n" +
 		"ARRAY JOIN arrayFilter(p -> tupleElement(p, 1) != '', [\n        " + strings.Join(pairs, ",\n        ") + "]) AS id_pair\n" +
 		"WHERE dead = 0"
-	return append(out, r.view("mv3_error_lookup", TableErrorLookup, q))
+	// Order: no dependency of its own; sorts before viewIngestProgress,
+	// which must follow it (landingViews).
+	return append(out, r.view(viewErrorLookup, TableErrorLookup, q))
 }
 
 // untyped5xxExpr counts replies that failed on the server side without a
 // typed reason: HTTP 5xx, or the gRPC codes that map to 5xx.
 const untyped5xxExpr = "typed = 0 AND (http_status >= 500 OR grpc_status IN ('UNKNOWN', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'DEADLINE_EXCEEDED', 'UNIMPLEMENTED'))"
 
-func (r *renderer) m003() []string {
+func (r *renderer) minuteRollups() []string {
 	cols := append(append([]col{}, errors1mDims...), errors1mSums...)
 	dims := names(errors1mDims)
 	out := r.createTable(table{
@@ -424,10 +502,12 @@ func (r *renderer) m003() []string {
 		"    sumIf(retry_after_ms, retry_after_ms >= 0) AS retry_after_ms_sum",
 		"    countIf(retry_after_ms >= 0) AS with_retry_after",
 		"    countIf("+untyped5xxExpr+") AS untyped_5xx")
-	out = append(out, r.view("mv4_errors_1m", TableErrors1m,
+	// Order (both views): no dependency of their own; they sort before
+	// viewIngestProgress, which must follow them (landingViews).
+	out = append(out, r.view(viewErrors1m, TableErrors1m,
 		"SELECT\n"+strings.Join(sel, ",\n")+"\nFROM "+r.q(r.local(TableLanding))+
 			"\nWHERE dead = 0\nGROUP BY "+strings.Join(dims, ", ")))
-	out = append(out, r.view("mv5_outcomes_1m", TableOutcomes1m,
+	out = append(out, r.view(viewOutcomes1m, TableOutcomes1m,
 		"SELECT\n"+
 			"    toStartOfMinute(ingested_at) AS minute,\n"+
 			"    kafka_topic,\n"+
@@ -439,18 +519,21 @@ func (r *renderer) m003() []string {
 	return out
 }
 
-func (r *renderer) m004() []string {
+func (r *renderer) ingestProgress() []string {
 	out := r.createTable(table{
 		name: TableIngestProgress, viewTarget: true, cols: progressColumns,
 		engine: "ReplacingMergeTree", args: "max_offset",
 		orderBy:  "(kafka_topic, kafka_partition)",
 		shardKey: kafkaShard,
 	})
-	// Named mv9_ so it runs after every other view: ClickHouse pushes a
-	// block to the views of a table in name order (checked on 18.16 and by
-	// scripts/check-modern-sql), so a failure half way through leaves
-	// progress behind the data, never ahead of it.
-	return append(out, r.view("mv9_ingest_progress", TableIngestProgress,
+	// Order dependency: this view must run after every other view on
+	// landing (landingViews, last), which its mv9_ name gives it on servers
+	// that push a block to a table's views in name order (checked on 18.16
+	// by TestFailingViewLeavesProgressBehind). A failure half way through
+	// the views then leaves progress behind the data, never ahead of it.
+	// Servers with insert deduplication run the views in no fixed order and
+	// rely on the retried batch's token instead (docs/schema.md).
+	return append(out, r.view(viewIngestProgress, TableIngestProgress,
 		"SELECT\n"+
 			"    kafka_topic,\n"+
 			"    kafka_partition,\n"+
@@ -470,14 +553,14 @@ func (r *renderer) m004() []string {
 // The alerter uses it on the raw errors table; callers_1m counts it.
 const CannotTellExpr = "typed = 0 AND kind IN ('unknown', 'internal') AND grpc_status != 'RESOURCE_EXHAUSTED'"
 
-// m005 is the rollup the alerter's baselines read: one row per agent,
+// callersRollup is the rollup the alerter's baselines read: one row per agent,
 // minute, caller and observer kind, with the counts of every verdict as
 // columns. Keyed by source_kind so that a request reported by both the
 // agent and a gateway in front of it can be counted once (the alerter takes
 // the larger count of the two kinds), and small enough that an hour of
 // 100 agents x 10,000 callers reads in well under a second
 // (docs/performance.md, "Alerter").
-func (r *renderer) m005() []string {
+func (r *renderer) callersRollup() []string {
 	out := r.createTable(table{
 		name: TableCallers1m, viewTarget: true, cols: callers1mColumns,
 		engine: "SummingMergeTree", args: "(n, quota, overload, cannot_tell, untyped)",
@@ -485,7 +568,9 @@ func (r *renderer) m005() []string {
 		orderBy:   "(minute, agent, caller, source_kind)",
 		ttl:       "minute", ttlDays: r.o.RollupRetentionDays,
 	})
-	return append(out, r.view("mv6_callers_1m", TableCallers1m,
+	// Order: no dependency of its own; sorts before viewIngestProgress,
+	// which must follow it (landingViews).
+	return append(out, r.view(viewCallers1m, TableCallers1m,
 		"SELECT\n"+
 			"    toStartOfMinute(observed_at) AS minute,\n"+
 			"    agent,\n"+
@@ -516,7 +601,7 @@ var findings1hColumns = []col{
 	{"example_error_id", "String", false, codecText},
 }
 
-// m006 is the rollup the conformance report (report/) reads: per agent,
+// findingsRollup is the rollup the conformance report (report/) reads: per agent,
 // hour and observer kind, how many replies broke each finding, with one
 // example reply. The row of the empty finding counts every reply (n) and those
 // with at least one finding (breaking), so one table answers the whole
@@ -531,7 +616,7 @@ var findings1hColumns = []col{
 // in the view, and SummingMergeTree keeps the non-summed columns of one row
 // per key on merge. Like errors_1m, n counts stored messages: a re-send the
 // ingester did not drop counts twice.
-func (r *renderer) m006() []string {
+func (r *renderer) findingsRollup() []string {
 	out := r.createTable(table{
 		name: TableFindings1h, viewTarget: true, cols: findings1hColumns,
 		engine: "SummingMergeTree", args: "(n, breaking)",
@@ -541,7 +626,9 @@ func (r *renderer) m006() []string {
 	})
 	// The example's order: the latest reply, by event_id on a tie.
 	order := "(observed_at_ms, " + eventIDExpr + ")"
-	return append(out, r.view("mv7_findings_1h", TableFindings1h,
+	// Order: no dependency of its own; sorts before viewIngestProgress,
+	// which must follow it (landingViews).
+	return append(out, r.view(viewFindings1h, TableFindings1h,
 		"SELECT\n"+
 			"    agent,\n"+
 			"    toStartOfHour(observed_at) AS hour,\n"+

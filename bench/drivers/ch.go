@@ -110,15 +110,15 @@ func chProbe(ctx context.Context, addr string) {
 
 // inserter sends one batch of rows per call.
 type inserter interface {
-	insert(ctx context.Context, c *cols) error
+	insert(ctx context.Context, c *batchRows) error
 	close()
 }
 
-// chGoInserter is ingest's path: PrepareBatch, batch.Column(i).Append(slice)
-// for the 46 columns, Send (ingest/pipeline.go insertOnce, columns.appendTo).
-// With block > 0 the rows go in blocks of that many, each sent by Flush, as
-// ingest does since session 3 (Config.InsertBlockRows); 0 is the one-block
-// insert ingest used before.
+// chGoInserter is ingest's path: PrepareBatch, then the 46 columns of each
+// block by ingest's own code (RowBuilder.AppendTo) and Flush, then Send. With block > 0 the rows go in
+// blocks of that many, as ingest does since session 3
+// (Config.InsertBlockRows); 0 is the one-block insert ingest used before,
+// which appended every column's whole slice, arrays by reflection.
 type chGoInserter struct {
 	conn  driver.Conn
 	sql   string
@@ -141,78 +141,31 @@ func newClickhouseGo(addr, table string, block int) (*chGoInserter, error) {
 	return &chGoInserter{conn: conn, sql: "INSERT INTO " + table + " (" + strings.Join(colNames(), ", ") + ")", block: block}, nil
 }
 
-func (i *chGoInserter) insert(ctx context.Context, c *cols) error {
+func (i *chGoInserter) insert(ctx context.Context, c *batchRows) error {
 	b, err := i.conn.PrepareBatch(ctx, i.sql)
 	if err != nil {
 		return err
 	}
-	n := c.rows()
-	step := i.block
-	if step <= 0 {
-		step = n
-	}
-	for lo := 0; lo < n; lo += step {
-		hi := min(lo+step, n)
-		for k, v := range c.list() {
-			if err := appendColumn(b.Column(k), rowsOf(v, lo, hi), i.block > 0); err != nil {
+	if i.block <= 0 {
+		for k, v := range c.Columns(nil, 0, c.Len()) {
+			if err := b.Column(k).Append(v); err != nil {
 				_ = b.Abort()
 				return fmt.Errorf("column %s: %w", schema.LandingColumns[k].Name, err)
 			}
 		}
-		if i.block > 0 {
-			if err := b.Flush(); err != nil {
-				_ = b.Abort()
-				return err
-			}
-		}
+		return b.Send()
 	}
-	return b.Send()
-}
-
-// appendColumn appends one column's slice. With typedArrays it appends the
-// rows of an Array(String) column one by one, as ingest does
-// (ingest/columns.go appendTo): the driver appends a [][]string by
-// reflection with an allocation per row.
-func appendColumn(col driver.BatchColumn, v any, typedArrays bool) error {
-	rows, ok := v.([][]string)
-	if !ok || !typedArrays {
-		return col.Append(v)
-	}
-	for _, r := range rows {
-		var row any = noStrings
-		if len(r) > 0 {
-			row = r
+	for lo := 0; lo < c.Len(); lo += i.block {
+		if err := c.AppendTo(b, lo, min(lo+i.block, c.Len())); err != nil {
+			_ = b.Abort()
+			return err
 		}
-		if err := col.AppendRow(row); err != nil {
+		if err := b.Flush(); err != nil {
+			_ = b.Abort()
 			return err
 		}
 	}
-	return nil
-}
-
-var noStrings any = []string{}
-
-// rowsOf returns rows [lo, hi) of one column slice.
-func rowsOf(v any, lo, hi int) any {
-	switch v := v.(type) {
-	case []uint8:
-		return v[lo:hi]
-	case []int8:
-		return v[lo:hi]
-	case []uint16:
-		return v[lo:hi]
-	case []int32:
-		return v[lo:hi]
-	case []int64:
-		return v[lo:hi]
-	case []uint64:
-		return v[lo:hi]
-	case []string:
-		return v[lo:hi]
-	case [][]string:
-		return v[lo:hi]
-	}
-	panic(fmt.Sprintf("rowsOf: no case for %T", v))
+	return b.Send()
 }
 
 func (i *chGoInserter) close() { i.conn.Close() }
@@ -269,8 +222,8 @@ func newChGo(ctx context.Context, addr, table string, direct bool) (*chgoInserte
 }
 
 // fill copies every column of c into the proto columns.
-func (i *chgoInserter) fill(c *cols) error {
-	for k, v := range c.list() {
+func (i *chgoInserter) fill(c *batchRows) error {
+	for k, v := range c.Columns(nil, 0, c.Len()) {
 		switch d := i.input[k].Data.(type) {
 		case *proto.ColUInt8:
 			*d = append((*d)[:0], v.([]uint8)...)
@@ -304,7 +257,7 @@ func (i *chgoInserter) fill(c *cols) error {
 	return nil
 }
 
-func (i *chgoInserter) insert(ctx context.Context, c *cols) error {
+func (i *chgoInserter) insert(ctx context.Context, c *batchRows) error {
 	if !i.direct || !i.filled {
 		if err := i.fill(c); err != nil {
 			return err
