@@ -21,7 +21,7 @@ func (d *Decoder) classify(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 		code := firstNonEmpty(f.aap.code, f.metaCode, f.reason)
 		rec.Code = code
 		if spec, ok := aapCodes[code]; ok {
-			kind, defRetry, rec.Typed = spec.kind, spec.retryable, true
+			kind, defRetry, rec.Typed = spec.kind, spec.retry, true
 		}
 		if f.errInfo {
 			rec.Reason, rec.Domain = f.reason, f.domain
@@ -39,8 +39,8 @@ func (d *Decoder) classify(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 		rec.Code = f.reason
 		rec.Typed = f.reason != ""
 		if f.domain == domainA2A {
-			if e, ok := a2aReasons[f.reason]; ok {
-				kind, defRetry = e.kind, e.retryable
+			if e, ok := a2aByReason[f.reason]; ok {
+				kind, defRetry = e.kind, e.retry
 			} else {
 				rec.addFinding(FindReservedDomain)
 			}
@@ -58,13 +58,13 @@ func (d *Decoder) classify(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 	case rec.Envelope == EnvTaskFailed:
 		kind = KindInternal
 	case rec.Envelope == EnvLegacyFlat && rec.Code != "":
-		if e, ok := a2aReasons[rec.Code]; ok {
-			kind, defRetry, rec.Typed = e.kind, e.retryable, true
+		if e, ok := a2aByReason[rec.Code]; ok {
+			kind, defRetry, rec.Typed = e.kind, e.retry, true
 		}
 	case d.sc.problemType != "":
 		rec.Code = d.problemCode()
-		if e, ok := a2aReasons[rec.Code]; ok {
-			kind, defRetry, rec.Typed = e.kind, e.retryable, true
+		if e, ok := a2aByReason[rec.Code]; ok {
+			kind, defRetry, rec.Typed = e.kind, e.retry, true
 		}
 	}
 
@@ -72,8 +72,8 @@ func (d *Decoder) classify(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 	if kind == KindUnknown && rec.HasJSONRPC {
 		kind, defRetry = d.jsonrpcKind(rec)
 	}
-	if kind == KindUnknown && rec.GRPCCode >= 0 && rec.GRPCCode < len(grpcKind) {
-		kind = grpcKind[rec.GRPCCode]
+	if g, ok := grpcCodeOf(rec.GRPCCode); ok && kind == KindUnknown {
+		kind = g.kind
 		if rec.GRPCCode == grpcResourceExhausted && !rec.Typed {
 			// Seed 002: without the limiter's ErrorInfo it is a local error
 			// (e.g. a message over the size limit), not a rate limit.
@@ -86,9 +86,6 @@ func (d *Decoder) classify(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 	}
 	if kind == KindUnknown && rec.Binding != BindingGRPC && status >= 400 {
 		kind = httpKind(status)
-		if status == 500 {
-			kind = KindInternal
-		}
 	}
 	if !rec.Typed {
 		switch {
@@ -189,12 +186,11 @@ func (d *Decoder) jsonrpcKind(rec *Record) (Kind, Tri) {
 			return s.kind, s.retryable
 		}
 	case ProtocolA2A:
-		if name, ok := a2aCodes[c]; ok {
+		if e, ok := a2aByNumber[c]; ok {
 			if rec.Code == "" {
-				rec.Code = name
+				rec.Code = e.reason
 			}
-			e := a2aReasons[name]
-			return e.kind, e.retryable
+			return e.kind, e.retry
 		}
 	}
 	// The five standard codes mean the same in every protocol.
@@ -230,6 +226,18 @@ func (d *Decoder) problemCode() string {
 	return bytesToString(ar.buf[start:])
 }
 
+// kindRetry is the retry default of a kind, for replies whose table row (if
+// any) gives none: a bare gRPC status or HTTP status, for instance.
+func kindRetry(k Kind) Tri {
+	switch k {
+	case KindQuota, KindOverload, KindInternal:
+		return TriTrue
+	case KindInvalid, KindAuth, KindNotFound, KindConflict, KindUnsupported:
+		return TriFalse
+	}
+	return TriUnknown
+}
+
 // retry fills retryable and the retry delay, in the documented precedence:
 // RetryInfo, Retry-After, RateLimit t, X-RateLimit-Reset, AAP details,
 // AgentRelay details.
@@ -242,11 +250,8 @@ func (d *Decoder) retry(rep *Reply, h *hdrInfo, f *facts, rec *Record, def Tri) 
 	case def != TriUnknown:
 		rec.Retryable, rec.RetryableSource = def, SrcDefault
 	default:
-		switch rec.Kind {
-		case KindQuota, KindOverload, KindInternal:
-			rec.Retryable, rec.RetryableSource = TriTrue, SrcDefault
-		case KindInvalid, KindAuth, KindNotFound, KindConflict, KindUnsupported:
-			rec.Retryable, rec.RetryableSource = TriFalse, SrcDefault
+		if r := kindRetry(rec.Kind); r != TriUnknown {
+			rec.Retryable, rec.RetryableSource = r, SrcDefault
 		}
 	}
 
@@ -313,26 +318,6 @@ func (d *Decoder) ids(h *hdrInfo, f *facts, rec *Record) {
 	}
 }
 
-// aapHTTP is PAP's HTTP status for an AAP code (seed 000).
-func aapHTTP(code string) int {
-	switch code {
-	case "UNSUPPORTED_SKILL", "VEHICLE_NOT_FOUND", "DEALER_NOT_FOUND":
-		return 404
-	case "SCHEMA_VALIDATION_FAILED", "MISSING_REQUIRED_FIELD", "INVALID_CONDITION",
-		"UNSUPPORTED_FILTER", "UNSUPPORTED_SORT", "INVALID_CURSOR":
-		return 422
-	case "CONTACT_CONSENT_REQUIRED", "INVALID_CONSENT":
-		return 403
-	case "VEHICLE_UNAVAILABLE", "APPOINTMENT_TIME_UNAVAILABLE", "IDEMPOTENCY_CONFLICT":
-		return 409
-	case "RATE_LIMITED":
-		return 429
-	case "INTERNAL_ERROR":
-		return 500
-	}
-	return 0
-}
-
 func (d *Decoder) findings(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 	quota := rec.Kind == KindQuota
 	if quota {
@@ -367,7 +352,7 @@ func (d *Decoder) findings(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 		rec.addFinding(FindStatusBodyMismatch)
 	}
 	if rec.Envelope == EnvAAPError && rec.HTTPStatus != 0 {
-		if want := aapHTTP(rec.Code); want != 0 && want != rec.HTTPStatus {
+		if want := aapCodes[rec.Code].http; want != 0 && want != rec.HTTPStatus {
 			rec.addFinding(FindStatusBodyMismatch)
 		}
 	}
@@ -383,7 +368,7 @@ func (d *Decoder) findings(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 		rec.addFinding(FindUntyped5xx)
 	}
 	if rec.Kind == KindInvalid && len(rec.FieldViolations) == 0 && !f.badRequest {
-		if (rec.Protocol == ProtocolAAP && aapValidation[rec.Code]) ||
+		if (rec.Protocol == ProtocolAAP && aapCodes[rec.Code].validation) ||
 			(rec.Protocol == ProtocolA2A && (rec.Code == "INVALID_PARAMS" || rec.JSONRPCCode == -32602)) {
 			rec.addFinding(FindValidationWithoutFields)
 		}

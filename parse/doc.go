@@ -12,10 +12,16 @@
 // codes, or a protocol-specific code once the protocol is known from the
 // method name.
 //
-// The decoder is pure (no I/O) and allocation-free in steady state: JSON is
-// validated once into a reusable tape and walked without copying; strings in
-// a Record are views of the input or of the Decoder's arena, valid until the
-// next call on the same Decoder (Record.Clone copies them). A Decoder is not
+// The decoder is pure (no I/O) and, once a Decoder and its Record are warm,
+// decodes a reply without allocating: JSON is validated once into a reusable
+// tape and walked without copying; strings in a Record are views of the
+// input or of the Decoder's arena, valid until the next call on the same
+// Decoder (Record.Clone copies them). The exceptions, each pinned with its
+// figure in allocs_test.go: keeping the raw body (Options.KeepRaw, on by
+// default) costs an allocation per reply in redact.Raw; a message text with a
+// digit run the phone-number detector must check costs dozens; a decode
+// error allocates its *DecodeError, and so does a body that is not valid JSON
+// even when the a2a-java legacy reader then decodes it. A Decoder is not
 // safe for concurrent use; give each goroutine its own.
 //
 // Bad input never panics: a message that cannot be decoded returns a

@@ -1,22 +1,16 @@
 package parse
 
-// The protocol tables below are data: one entry per code, one lookup each.
-// No other file matches protocol codes by string.
+// The protocol tables below are data: one row per code holding everything
+// the decoder knows about it, and lookups that are views derived from the
+// rows (tables_test.go checks that they agree). Elsewhere a code is named
+// only where one finding is about that one code (classify.go's findings) or
+// where a legacy spelling is rewritten to its current one (legacy.go).
 
-// grpcCodes holds the google.rpc.Code names and canonical HTTP statuses
-// (googleapis google/rpc/code.proto, "HTTP Mapping").
-var grpcCodes = [...]struct {
-	name string
-	http int
-}{
-	{"OK", 200}, {"CANCELLED", 499}, {"UNKNOWN", 500}, {"INVALID_ARGUMENT", 400},
-	{"DEADLINE_EXCEEDED", 504}, {"NOT_FOUND", 404}, {"ALREADY_EXISTS", 409},
-	{"PERMISSION_DENIED", 403}, {"RESOURCE_EXHAUSTED", 429}, {"FAILED_PRECONDITION", 400},
-	{"ABORTED", 409}, {"OUT_OF_RANGE", 400}, {"UNIMPLEMENTED", 501}, {"INTERNAL", 500},
-	{"UNAVAILABLE", 503}, {"DATA_LOSS", 500}, {"UNAUTHENTICATED", 401},
-}
+// gRPC codes: one row per google.rpc.Code (googleapis google/rpc/code.proto),
+// keyed by its number. Every other view (GRPCCodeName, grpcCodeByName, the
+// kind a bare status implies) reads these rows.
 
-// gRPC code numbers used by the classifier.
+// gRPC code numbers, the keys of grpcCodes.
 const (
 	grpcOK                 = 0
 	grpcCancelled          = 1
@@ -37,13 +31,55 @@ const (
 	grpcUnauthenticated    = 16
 )
 
+// grpcCode is everything errtrail knows about one google.rpc.Code. A bare
+// status carries no retry default of its own: its retry follows the kind it
+// implies (kindRetry), so that a header that changes the kind (Envoy's
+// x-envoy-overloaded) changes the retry with it.
+type grpcCode struct {
+	name string // canonical name: the "status" member of a Status JSON body
+	http int    // canonical HTTP status (code.proto, "HTTP Mapping")
+	kind Kind   // what a bare status implies when no typed reason says more
+	desc string
+}
+
+// grpcCodes is the google.rpc.Code table. RESOURCE_EXHAUSTED is deliberately
+// not quota: gRPC libraries raise it locally (message too large), so only the
+// limiter's ErrorInfo makes it quota (seed 002).
+var grpcCodes = [...]grpcCode{
+	grpcOK:                 {"OK", 200, KindUnknown, "not an error"},
+	grpcCancelled:          {"CANCELLED", 499, KindUnknown, "cancelled, typically by the caller"},
+	grpcUnknown:            {"UNKNOWN", 500, KindUnknown, "unknown error, e.g. from another error space"},
+	grpcInvalidArgument:    {"INVALID_ARGUMENT", 400, KindInvalid, "the request is invalid whatever the system state"},
+	grpcDeadlineExceeded:   {"DEADLINE_EXCEEDED", 504, KindOverload, "the deadline expired before the operation completed"},
+	grpcNotFound:           {"NOT_FOUND", 404, KindNotFound, "a requested entity was not found"},
+	grpcAlreadyExists:      {"ALREADY_EXISTS", 409, KindConflict, "the entity to create already exists"},
+	grpcPermissionDenied:   {"PERMISSION_DENIED", 403, KindAuth, "the caller may not do this"},
+	grpcResourceExhausted:  {"RESOURCE_EXHAUSTED", 429, KindUnknown, "a quota or a local resource ran out"},
+	grpcFailedPrecondition: {"FAILED_PRECONDITION", 400, KindInvalid, "the system is not in the state the operation needs"},
+	grpcAborted:            {"ABORTED", 409, KindConflict, "aborted by a concurrency conflict"},
+	grpcOutOfRange:         {"OUT_OF_RANGE", 400, KindInvalid, "past the valid range"},
+	grpcUnimplemented:      {"UNIMPLEMENTED", 501, KindUnsupported, "not implemented or not supported"},
+	grpcInternal:           {"INTERNAL", 500, KindInternal, "an invariant of the server broke"},
+	grpcUnavailable:        {"UNAVAILABLE", 503, KindOverload, "the service is unavailable for now"},
+	grpcDataLoss:           {"DATA_LOSS", 500, KindInternal, "unrecoverable data loss or corruption"},
+	grpcUnauthenticated:    {"UNAUTHENTICATED", 401, KindAuth, "no valid credentials"},
+}
+
+// grpcCodeOf returns the row of a code number, or false outside 0..16.
+func grpcCodeOf(c int) (*grpcCode, bool) {
+	if c < 0 || c >= len(grpcCodes) {
+		return nil, false
+	}
+	return &grpcCodes[c], true
+}
+
 // GRPCCodeName returns the canonical name of a google.rpc.Code, or "" for a
 // number outside 0..16.
 func GRPCCodeName(c int) string {
-	if c < 0 || c >= len(grpcCodes) {
-		return ""
+	if g, ok := grpcCodeOf(c); ok {
+		return g.name
 	}
-	return grpcCodes[c].name
+	return ""
 }
 
 // grpcCodeByName returns the code number for a canonical name, or -1.
@@ -56,18 +92,6 @@ func grpcCodeByName(name []byte) int {
 	return -1
 }
 
-// grpcKind is the kind a bare gRPC status implies when no typed reason says more.
-// RESOURCE_EXHAUSTED is deliberately not quota: gRPC libraries raise it
-// locally (message too large), so only the limiter's ErrorInfo makes it quota.
-var grpcKind = [...]Kind{
-	grpcOK: KindUnknown, grpcCancelled: KindUnknown, grpcUnknown: KindUnknown,
-	grpcInvalidArgument: KindInvalid, grpcDeadlineExceeded: KindOverload, grpcNotFound: KindNotFound,
-	grpcAlreadyExists: KindConflict, grpcPermissionDenied: KindAuth, grpcResourceExhausted: KindUnknown,
-	grpcFailedPrecondition: KindInvalid, grpcAborted: KindConflict, grpcOutOfRange: KindInvalid,
-	grpcUnimplemented: KindUnsupported, grpcInternal: KindInternal, grpcUnavailable: KindOverload,
-	grpcDataLoss: KindInternal, grpcUnauthenticated: KindAuth,
-}
-
 // errSpec is one row of a protocol's error table.
 type errSpec struct {
 	code      string // the protocol's symbolic code
@@ -75,78 +99,99 @@ type errSpec struct {
 	retryable Tri // documented default; TriUnknown when the table gives none
 }
 
-// a2aErrors maps A2A ErrorInfo reasons (domain a2a-protocol.org) to their
-// error, JSON-RPC code and kind. Reason strings per spec §9.5/§10.6/§11.6 and
-// the SDK variants of REFERENCE §7.11.
-var a2aReasons = map[string]a2aErr{
-	"TASK_NOT_FOUND":                     {-32001, KindNotFound, TriFalse},
-	"TASK_NOT_CANCELABLE":                {-32002, KindConflict, TriFalse},
-	"PUSH_NOTIFICATION_NOT_SUPPORTED":    {-32003, KindUnsupported, TriFalse},
-	"UNSUPPORTED_OPERATION":              {-32004, KindUnsupported, TriFalse},
-	"CONTENT_TYPE_NOT_SUPPORTED":         {-32005, KindUnsupported, TriFalse},
-	"UNSUPPORTED_CONTENT_TYPE":           {-32005, KindUnsupported, TriFalse}, // a2a-rs REST
-	"INVALID_AGENT_RESPONSE":             {-32006, KindInternal, TriTrue},
-	"EXTENDED_AGENT_CARD_NOT_CONFIGURED": {-32007, KindUnsupported, TriFalse},
-	"EXTENSION_SUPPORT_REQUIRED":         {-32008, KindUnsupported, TriFalse},
-	"VERSION_NOT_SUPPORTED":              {-32009, KindUnsupported, TriFalse},
-	"PARSE_ERROR":                        {-32700, KindInvalid, TriFalse},
-	"JSON_PARSE":                         {-32700, KindInvalid, TriFalse},
-	"INVALID_REQUEST":                    {-32600, KindInvalid, TriFalse},
-	"METHOD_NOT_FOUND":                   {-32601, KindUnsupported, TriFalse},
-	"INVALID_PARAMS":                     {-32602, KindInvalid, TriFalse},
-	"INTERNAL_ERROR":                     {-32603, KindInternal, TriTrue},
-	"INTERNAL":                           {-32603, KindInternal, TriTrue},
-	"UNKNOWN_ERROR":                      {-32603, KindInternal, TriTrue},
-	"SERVER_ERROR":                       {-32000, KindInternal, TriTrue},
-	"UNAUTHENTICATED":                    {-31401, KindAuth, TriFalse},
-	"UNAUTHORIZED":                       {-31403, KindAuth, TriFalse},
+// a2aError is one A2A error (or one of the standard JSON-RPC codes as A2A
+// SDKs report them), with everything the classifier needs about it.
+type a2aError struct {
+	reason   string   // ErrorInfo reason (domain a2a-protocol.org), in the spec's rule form
+	variants []string // other reasons SDKs send for the same error (REFERENCE §7.11)
+	jsonrpc  int      // JSON-RPC code
+	byNumber bool     // the code alone names this error once the reply is known to be A2A
+	kind     Kind
+	retry    Tri // default when the reply does not say
+	desc     string
 }
 
-type a2aErr struct {
-	jsonrpc   int
-	kind      Kind
-	retryable Tri
+// a2aErrors is the A2A table: spec §5.4/§9.5 (the reason rule of §9.5,
+// §10.6, §11.6) and the SDK variants of REFERENCE §7.11. -32000 is JSON-RPC's
+// generic server-error code (REFERENCE §7.3), so only a2a-go's reason
+// SERVER_ERROR names it, never the number.
+var a2aErrors = [...]a2aError{
+	{"TASK_NOT_FOUND", nil, -32001, true, KindNotFound, TriFalse, "TaskNotFoundError"},
+	{"TASK_NOT_CANCELABLE", nil, -32002, true, KindConflict, TriFalse, "TaskNotCancelableError"},
+	{"PUSH_NOTIFICATION_NOT_SUPPORTED", nil, -32003, true, KindUnsupported, TriFalse, "PushNotificationNotSupportedError"},
+	{"UNSUPPORTED_OPERATION", nil, -32004, true, KindUnsupported, TriFalse, "UnsupportedOperationError"},
+	{"CONTENT_TYPE_NOT_SUPPORTED", []string{"UNSUPPORTED_CONTENT_TYPE" /* a2a-rs REST */}, -32005, true, KindUnsupported, TriFalse, "ContentTypeNotSupportedError"},
+	{"INVALID_AGENT_RESPONSE", nil, -32006, true, KindInternal, TriTrue, "InvalidAgentResponseError"},
+	{"EXTENDED_AGENT_CARD_NOT_CONFIGURED", nil, -32007, true, KindUnsupported, TriFalse, "ExtendedAgentCardNotConfiguredError"},
+	{"EXTENSION_SUPPORT_REQUIRED", nil, -32008, true, KindUnsupported, TriFalse, "ExtensionSupportRequiredError"},
+	{"VERSION_NOT_SUPPORTED", nil, -32009, true, KindUnsupported, TriFalse, "VersionNotSupportedError"},
+	{"PARSE_ERROR", []string{"JSON_PARSE" /* a2a-java */}, -32700, true, KindInvalid, TriFalse, "JSONParseError"},
+	{"INVALID_REQUEST", nil, -32600, true, KindInvalid, TriFalse, "InvalidRequestError"},
+	{"METHOD_NOT_FOUND", nil, -32601, true, KindUnsupported, TriFalse, "MethodNotFoundError"},
+	{"INVALID_PARAMS", nil, -32602, true, KindInvalid, TriFalse, "InvalidParamsError"},
+	{"INTERNAL_ERROR", []string{"INTERNAL" /* a2a-java */, "UNKNOWN_ERROR" /* a2a-python fallback */}, -32603, true, KindInternal, TriTrue, "InternalError"},
+	{"SERVER_ERROR", nil, -32000, false, KindInternal, TriTrue, "a2a-go ErrServerError"},
+	{"UNAUTHENTICATED", nil, -31401, true, KindAuth, TriFalse, "a2a-go authentication error (code outside the reserved range)"},
+	{"UNAUTHORIZED", nil, -31403, true, KindAuth, TriFalse, "a2a-go authorization error (code outside the reserved range)"},
 }
 
-// a2aCodes maps the JSON-RPC codes of A2A errors and the five standard codes to
-// the reason-form name. They are used only when the reply is known to be A2A
-// and carries no ErrorInfo.
-var a2aCodes = map[int]string{
-	-32001: "TASK_NOT_FOUND", -32002: "TASK_NOT_CANCELABLE", -32003: "PUSH_NOTIFICATION_NOT_SUPPORTED",
-	-32004: "UNSUPPORTED_OPERATION", -32005: "CONTENT_TYPE_NOT_SUPPORTED", -32006: "INVALID_AGENT_RESPONSE",
-	-32007: "EXTENDED_AGENT_CARD_NOT_CONFIGURED", -32008: "EXTENSION_SUPPORT_REQUIRED",
-	-32009: "VERSION_NOT_SUPPORTED", -32700: "PARSE_ERROR", -32600: "INVALID_REQUEST",
-	-32601: "METHOD_NOT_FOUND", -32602: "INVALID_PARAMS", -32603: "INTERNAL_ERROR",
-	-31401: "UNAUTHENTICATED", -31403: "UNAUTHORIZED",
+// Views of a2aErrors, built once from its rows.
+var (
+	// a2aByReason finds an error by any of its reasons, the variants included.
+	a2aByReason = func() map[string]*a2aError {
+		m := make(map[string]*a2aError)
+		for i := range a2aErrors {
+			e := &a2aErrors[i]
+			m[e.reason] = e
+			for _, v := range e.variants {
+				m[v] = e
+			}
+		}
+		return m
+	}()
+	// a2aByNumber finds an error by its JSON-RPC code. It is used only when
+	// the reply is known to be A2A and carries no ErrorInfo.
+	a2aByNumber = func() map[int]*a2aError {
+		m := make(map[int]*a2aError)
+		for i := range a2aErrors {
+			if e := &a2aErrors[i]; e.byNumber {
+				m[e.jsonrpc] = e
+			}
+		}
+		return m
+	}()
+)
+
+// aapCode is one AAP error code.
+type aapCode struct {
+	kind       Kind
+	retry      Tri  // default when the payload's retryable is absent
+	http       int  // PAP's HTTP status (seed 000); 0 where the seed maps none
+	validation bool // a validation error: must carry details.errors[]
 }
 
 // aapCodes is the union of the AAP v3.0 table (seed 000) and the public v1.x
-// tables (REFERENCE §6a). The numbers differ between versions; the payload's
-// code is what decides.
-var aapCodes = map[string]errSpec{
-	"UNSUPPORTED_SKILL":            {"UNSUPPORTED_SKILL", KindUnsupported, TriFalse},
-	"UNSUPPORTED_FILTER":           {"UNSUPPORTED_FILTER", KindInvalid, TriFalse},
-	"UNSUPPORTED_SORT":             {"UNSUPPORTED_SORT", KindInvalid, TriFalse},
-	"INVALID_CURSOR":               {"INVALID_CURSOR", KindInvalid, TriFalse},
-	"SCHEMA_VALIDATION_FAILED":     {"SCHEMA_VALIDATION_FAILED", KindInvalid, TriFalse},
-	"MISSING_REQUIRED_FIELD":       {"MISSING_REQUIRED_FIELD", KindInvalid, TriFalse},
-	"INVALID_CONDITION":            {"INVALID_CONDITION", KindInvalid, TriFalse},
-	"DEALER_NOT_FOUND":             {"DEALER_NOT_FOUND", KindNotFound, TriFalse},
-	"VEHICLE_NOT_FOUND":            {"VEHICLE_NOT_FOUND", KindNotFound, TriFalse},
-	"VEHICLE_UNAVAILABLE":          {"VEHICLE_UNAVAILABLE", KindConflict, TriFalse},
-	"CONTACT_CONSENT_REQUIRED":     {"CONTACT_CONSENT_REQUIRED", KindAuth, TriFalse},
-	"INVALID_CONSENT":              {"INVALID_CONSENT", KindAuth, TriFalse},
-	"APPOINTMENT_TIME_UNAVAILABLE": {"APPOINTMENT_TIME_UNAVAILABLE", KindConflict, TriFalse},
-	"IDEMPOTENCY_CONFLICT":         {"IDEMPOTENCY_CONFLICT", KindConflict, TriFalse},
-	"RATE_LIMITED":                 {"RATE_LIMITED", KindQuota, TriTrue},
-	"INTERNAL_ERROR":               {"INTERNAL_ERROR", KindInternal, TriTrue},
-	"AUTH_REQUIRED":                {"AUTH_REQUIRED", KindAuth, TriFalse}, // v0.1 only
-}
-
-// aapValidation lists the AAP codes that must carry details.errors[].
-var aapValidation = map[string]bool{
-	"SCHEMA_VALIDATION_FAILED": true, "MISSING_REQUIRED_FIELD": true, "INVALID_CONDITION": true,
-	"UNSUPPORTED_FILTER": true, "UNSUPPORTED_SORT": true,
+// tables (REFERENCE §6a), keyed by the payload's code. The JSON-RPC numbers
+// differ between versions and are not kept: the payload's code is what
+// decides.
+var aapCodes = map[string]aapCode{
+	"UNSUPPORTED_SKILL":            {KindUnsupported, TriFalse, 404, false},
+	"UNSUPPORTED_FILTER":           {KindInvalid, TriFalse, 422, true},
+	"UNSUPPORTED_SORT":             {KindInvalid, TriFalse, 422, true},
+	"INVALID_CURSOR":               {KindInvalid, TriFalse, 422, false},
+	"SCHEMA_VALIDATION_FAILED":     {KindInvalid, TriFalse, 422, true},
+	"MISSING_REQUIRED_FIELD":       {KindInvalid, TriFalse, 422, true},
+	"INVALID_CONDITION":            {KindInvalid, TriFalse, 422, true},
+	"DEALER_NOT_FOUND":             {KindNotFound, TriFalse, 404, false},
+	"VEHICLE_NOT_FOUND":            {KindNotFound, TriFalse, 404, false},
+	"VEHICLE_UNAVAILABLE":          {KindConflict, TriFalse, 409, false},
+	"CONTACT_CONSENT_REQUIRED":     {KindAuth, TriFalse, 403, false},
+	"INVALID_CONSENT":              {KindAuth, TriFalse, 403, false},
+	"APPOINTMENT_TIME_UNAVAILABLE": {KindConflict, TriFalse, 409, false},
+	"IDEMPOTENCY_CONFLICT":         {KindConflict, TriFalse, 409, false},
+	"RATE_LIMITED":                 {KindQuota, TriTrue, 429, false},
+	"INTERNAL_ERROR":               {KindInternal, TriTrue, 500, false},
+	"AUTH_REQUIRED":                {KindAuth, TriFalse, 0, false}, // v0.1 only
 }
 
 // relaySymbols is the AgentRelay table (seed 004): symbol → JSON-RPC code,
@@ -215,12 +260,16 @@ var mcpCodes = map[int]errSpec{
 }
 
 // httpKind is the kind an HTTP status implies when nothing typed says more.
-// 429 alone is quota (the seeds make it the limiter's status); 500 alone is
-// unknown, since a bare 500 cannot be told from a crash.
+// 429 alone is quota (the seeds make it the limiter's status). 500 alone is
+// internal, never quota: the agent says it failed, though a bare 500 cannot
+// be told from a crash (seed 002), so the reply also gets the untyped_5xx
+// finding. 502 and the other 5xx not named below are unknown.
 func httpKind(status int) Kind {
 	switch {
 	case status == 429:
 		return KindQuota
+	case status == 500:
+		return KindInternal
 	case status == 503, status == 504:
 		return KindOverload
 	case status == 401, status == 403, status == 407:
