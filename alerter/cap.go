@@ -44,7 +44,7 @@ func capAgents(cfg *Config, v *Verdicts) {
 	for keep < len(order) && v.Agents[order[keep]].flagged() {
 		keep++
 	}
-	other := AgentVerdict{Agent: OtherAgent, UntypedRatio: math.NaN(), UnknownRatio: math.NaN()}
+	other := AgentVerdict{Agent: OtherAgent, UntypedRatio: math.NaN()}
 	kept := make([]AgentVerdict, 0, keep+1)
 	for i, idx := range order {
 		a := v.Agents[idx]

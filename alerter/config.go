@@ -179,8 +179,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.Gateway.MinMangled, "gateway.min-mangled", c.Gateway.MinMangled, "gateway mangling: mangled agent/gateway pairs needed")
 	fs.Float64Var(&c.Gateway.MinShare, "gateway.min-share", c.Gateway.MinShare, "gateway mangling: share of pairs mangled")
 
-	fs.Int64Var(&c.Untyped.MinCount, "untyped.min-count", c.Untyped.MinCount, "untyped: replies of kind unknown in the window needed")
-	fs.Float64Var(&c.Untyped.MinShare, "untyped.min-share", c.Untyped.MinShare, "untyped: share of the agent's replies of kind unknown")
+	fs.Int64Var(&c.Untyped.MinCount, "untyped.min-count", c.Untyped.MinCount, "untyped: untyped errors (no typed reason, a kind that cannot tell quota from crash) in the window needed")
+	fs.Float64Var(&c.Untyped.MinShare, "untyped.min-share", c.Untyped.MinShare, "untyped: share of the agent's replies that are untyped errors")
 
 	fs.IntVar(&c.TopK, "caller.top-k", c.TopK, "at most this many flagged callers get per-caller series")
 	fs.IntVar(&c.TopLimits, "limit.top-k", c.TopLimits, "at most this many limit names per agent get their own series")

@@ -23,10 +23,9 @@ import (
 // (sourced): a gateway that strips the types is gateway mangling, not the
 // agent's untyped errors.
 
-// agentsOwn takes cannot_tell and untyped from the agent-side observer when
-// there is one, else the larger of the others.
-const agentsOwn = `if(maxIf(n, source_kind = 'agent') > 0, maxIf(cannot_tell, source_kind = 'agent'), max(cannot_tell)),
-    if(maxIf(n, source_kind = 'agent') > 0, maxIf(untyped, source_kind = 'agent'), max(untyped))`
+// agentsOwn takes cannot_tell (the untyped errors) from the agent-side
+// observer when there is one, else the larger of the others.
+const agentsOwn = `if(maxIf(n, source_kind = 'agent') > 0, maxIf(cannot_tell, source_kind = 'agent'), max(cannot_tell))`
 
 // counts reads the baseline, the current window and the quota rejections
 // by limit.
@@ -162,8 +161,8 @@ func (c *Config) NeedsOwnBaseline(secs float64, total, quota int64) bool {
 }
 
 // bucketSource is the SQL of one row per baseline count: agent, caller, b
-// (the bucket's start), source_kind and the counts n, quota, overload,
-// cannot_tell and untyped, from the callers_1m rollup at minute resolution
+// (the bucket's start), source_kind and the counts n, quota, overload and
+// cannot_tell (the untyped errors), from the callers_1m rollup at minute resolution
 // or from the raw rows (one row each) for shorter buckets. prewhere, if not
 // empty, selects rows first, on its own columns; cond (Source.agentCond, or
 // "") is added to the WHERE; only, if not empty, limits the rows to the
@@ -187,7 +186,7 @@ func bucketSource(db string, sp Span, prewhere, cond string, only ...int64) stri
 			in = " AND minute IN (" + in + ")"
 		}
 		in += cond
-		return fmt.Sprintf(`SELECT agent, caller, toUInt32(minute) AS b, source_kind, n, quota, overload, cannot_tell, untyped
+		return fmt.Sprintf(`SELECT agent, caller, toUInt32(minute) AS b, source_kind, n, quota, overload, cannot_tell
         FROM %s.%s%s
         WHERE minute >= toDateTime(%d) AND minute < toDateTime(%d)%s`,
 			db, schema.TableCallers1m, prewhere, from, to, in)
@@ -198,7 +197,7 @@ func bucketSource(db string, sp Span, prewhere, cond string, only ...int64) stri
 	in += cond
 	return fmt.Sprintf(`SELECT agent, caller, toUInt32(intDiv(toUInt32(observed_at), %[2]d) * %[2]d) AS b, source_kind,
             toUInt64(1) AS n, toUInt64(kind = 'quota') AS quota, toUInt64(kind = 'overload') AS overload,
-            toUInt64(%[3]s) AS cannot_tell, toUInt64(typed = 0) AS untyped
+            toUInt64(%[3]s) AS cannot_tell
         FROM %[1]s.errors%[4]s
         WHERE observed_at >= toDateTime(%[5]d) AND observed_at < toDateTime(%[6]d)%[7]s`,
 		db, sp.Bucket, schema.CannotTellExpr, prewhere, from, to, in)
@@ -207,13 +206,12 @@ func bucketSource(db string, sp Span, prewhere, cond string, only ...int64) stri
 func scanBucket(r driver.Rows, dest ...any) (Bucket, error) {
 	var b Bucket
 	var start uint32
-	var total, quota, overload, unknown, untyped uint64
-	if err := r.Scan(append(dest, &b.Agent, &b.Caller, &start, &total, &quota, &overload, &unknown, &untyped)...); err != nil {
+	var total, quota, overload, untyped uint64
+	if err := r.Scan(append(dest, &b.Agent, &b.Caller, &start, &total, &quota, &overload, &untyped)...); err != nil {
 		return b, err
 	}
 	b.Start = int64(start)
-	b.Total, b.Quota, b.Overload, b.Unknown, b.Untyped =
-		int64(total), int64(quota), int64(overload), int64(unknown), int64(untyped)
+	b.Total, b.Quota, b.Overload, b.Untyped = int64(total), int64(quota), int64(overload), int64(untyped)
 	return b, nil
 }
 
@@ -225,7 +223,7 @@ FROM
 (
     SELECT agent, caller, b, source_kind,
         sum(n) AS n, sum(quota) AS quota, sum(overload) AS overload,
-        sum(cannot_tell) AS cannot_tell, sum(untyped) AS untyped
+        sum(cannot_tell) AS cannot_tell
     FROM
     (
         %s
@@ -520,9 +518,8 @@ func (s *Source) callers(ctx context.Context, db string, cfg *Config, sp Span, w
 	// Aliases are global in ClickHouse: inner names are not reused.
 	//
 	// Evaluate takes only Total and Quota of these buckets (the agents'
-	// overload is in the summary): Overload, Unknown and Untyped are not
-	// read.
-	sql := fmt.Sprintf(`SELECT idle, own, agent, c, bucket, max(n), max(quota), toUInt64(0), toUInt64(0), toUInt64(0)
+	// overload is in the summary): Overload and Untyped are not read.
+	sql := fmt.Sprintf(`SELECT idle, own, agent, c, bucket, max(n), max(quota), toUInt64(0), toUInt64(0)
 FROM
 (
     SELECT agent, idle, own, c, bucket, source_kind, sum(rn) AS n, sum(rq) AS quota
@@ -584,7 +581,7 @@ FROM
 (
     SELECT agent, caller, source_kind,
         count() AS n, countIf(kind = 'quota') AS quota, countIf(kind = 'overload') AS overload,
-        countIf(%[2]s) AS cannot_tell, countIf(typed = 0) AS untyped,
+        countIf(%[2]s) AS cannot_tell,
         countIf(kind = 'overload' AND observed_at > toDateTime(%[3]d)) AS ov_recent,
         countIf(kind = 'overload' AND observed_at > toDateTime(%[4]d)) AS ov_clear
     FROM %[1]s.errors
@@ -594,12 +591,12 @@ FROM
 GROUP BY agent, caller`, db, schema.CannotTellExpr, ovFrom, clearFrom, sp.WindowStart, sp.End, agentsOwn, s.agentCond("agent"))
 	return s.query(ctx, QWindow, windowSQL, func(r driver.Rows) error {
 		var w WindowCount
-		var total, quota, overload, unknown, untyped, recent, clear uint64
-		if err := r.Scan(&w.Agent, &w.Caller, &total, &quota, &overload, &unknown, &untyped, &recent, &clear); err != nil {
+		var total, quota, overload, untyped, recent, clear uint64
+		if err := r.Scan(&w.Agent, &w.Caller, &total, &quota, &overload, &untyped, &recent, &clear); err != nil {
 			return err
 		}
-		w.Total, w.Quota, w.Overload, w.Unknown, w.Untyped, w.OverloadRecent, w.OverloadClear =
-			int64(total), int64(quota), int64(overload), int64(unknown), int64(untyped), int64(recent), int64(clear)
+		w.Total, w.Quota, w.Overload, w.Untyped, w.OverloadRecent, w.OverloadClear =
+			int64(total), int64(quota), int64(overload), int64(untyped), int64(recent), int64(clear)
 		in.Window = append(in.Window, w)
 		return nil
 	})

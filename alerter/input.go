@@ -12,8 +12,11 @@ type Bucket struct {
 	Total         int64 // all error replies
 	Quota         int64 // kind = quota
 	Overload      int64 // kind = overload
-	Unknown       int64 // cannot tell quota from crash (schema.CannotTellExpr: a bare 500 or 502)
-	Untyped       int64 // typed = 0
+	// Untyped counts the untyped errors: no typed reason and a kind that
+	// cannot tell quota from crash (schema.CannotTellExpr: a bare 500 or
+	// 502, not a bare 429 or 503). The one definition of "untyped" in the
+	// alerter: the verdict, its ratio and its flags use it.
+	Untyped int64
 }
 
 // WindowCount counts the error replies one caller got from one agent in the
@@ -24,8 +27,7 @@ type WindowCount struct {
 	Total         int64
 	Quota         int64
 	Overload      int64
-	Unknown       int64
-	Untyped       int64
+	Untyped       int64 // as Bucket.Untyped
 	// OverloadRecent and OverloadClear count the overload replies in the
 	// last Overload.Window and Overload.ClearAfter.
 	OverloadRecent int64

@@ -60,9 +60,8 @@ var (
 	dQCallers   = desc("quota_callers", "Callers with quota rejections in the current window.", "agent")
 	dQRising    = desc("quota_rising_callers", "Callers whose quota rejections rose above their baseline (0 without enough history: history_sufficient).", "agent")
 	dLimitLow   = desc("limit_too_low", "Verdict: 1 when quota rejections rose across most callers (docs/alerting.md#limit-too-low).", "agent")
-	dUntypedR   = desc("untyped_ratio", "Share of the agent's replies in the window with no typed reason.", "agent")
-	dUnknownR   = desc("unknown_ratio", "Share of the agent's replies in the window that cannot tell quota from crash (untyped, kind unknown or internal: bare 500, 502).", "agent")
-	dUntyped    = desc("untyped_errors", "Verdict: 1 when most replies are untyped (docs/alerting.md#untyped-errors).", "agent")
+	dUntypedR   = desc("untyped_ratio", "Share of the agent's replies in the window that are untyped errors: no typed reason and a kind that cannot tell quota from crash (a bare 500 or 502; not a bare 429 or 503, not an untyped gRPC RESOURCE_EXHAUSTED). Absent when the agent had no replies.", "agent")
+	dUntyped    = desc("untyped_errors", "Verdict: 1 when the agent's untyped errors in the window (see untyped_ratio) reach --untyped.min-count and --untyped.min-share of its replies (docs/alerting.md#untyped-errors).", "agent")
 	dRunawayN   = desc("runaway_callers", "Number of the agent's callers flagged as runaway.", "agent")
 	dStormN     = desc("retry_storm_callers", "Number of the agent's callers flagged for a retry storm.", "agent")
 	dScore      = desc("caller_runaway_score", "Flagged callers only (top-k): error rate / max(baseline, floor); by = own_baseline (its own median) or peers (the median rate of the agent's other callers now).", "agent", "caller", "by")
@@ -178,7 +177,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dLinks, dUp, dDataAge, dLastOK, dStale, dWindow, dHistory, dHistoryOK,
 		dAgentsSeen, dAgentsCap, dLimitUndec, dUndecided, dErrRate, dCallers,
 		dOvRate, dOvBase, dOvCallers, dOverloaded, dQuota, dQuotaAll, dQCallers, dQRising, dLimitLow,
-		dUntypedR, dUnknownR, dUntyped, dRunawayN, dStormN, dScore, dRunaway, dStorm, dStormShare,
+		dUntypedR, dUntyped, dRunawayN, dStormN, dScore, dRunaway, dStorm, dStormShare,
 		dGwPairs, dGwMangled, dGwShare, dGwVerdict, dGwRewrite, dDeadLetter, dAccepted} {
 		ch <- d
 	}
@@ -236,7 +235,6 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		gauge(ch, dUndecided, float64(a.UndecidedCallers), a.Agent)
 		if !math.IsNaN(a.UntypedRatio) {
 			gauge(ch, dUntypedR, a.UntypedRatio, a.Agent)
-			gauge(ch, dUnknownR, a.UnknownRatio, a.Agent)
 		}
 		gauge(ch, dUntyped, b2f(a.Untyped), a.Agent)
 		gauge(ch, dRunawayN, float64(a.RunawayCallers), a.Agent)

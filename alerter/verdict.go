@@ -52,12 +52,10 @@ type AgentVerdict struct {
 	// history nor enough peers to be compared with.
 	UndecidedCallers int
 
-	// UntypedRatio is the share of replies with no typed reason (typed = 0);
-	// UnknownRatio the share that cannot tell quota from crash (untyped and
-	// of kind unknown or internal: a bare 500 or 502, see Bucket.Unknown).
-	// Both are NaN when the agent had no replies in the window.
+	// UntypedRatio is the share of the agent's replies in the window that
+	// are untyped errors (Bucket.Untyped), NaN when it had no replies;
+	// Untyped is the verdict on it.
 	UntypedRatio float64
-	UnknownRatio float64
 	Untyped      bool
 
 	RunawayCallers    int // flagged runaway callers, before the TopK cut
@@ -256,7 +254,6 @@ func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 		c.w.Total += w.Total
 		c.w.Quota += w.Quota
 		c.w.Overload += w.Overload
-		c.w.Unknown += w.Unknown
 		c.w.Untyped += w.Untyped
 		c.w.OverloadRecent += w.OverloadRecent
 		c.w.OverloadClear += w.OverloadClear
@@ -279,8 +276,8 @@ func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 	var runaways []CallerVerdict
 	for name, a := range agents {
 		av := AgentVerdict{Agent: name, ActiveCallers: len(a.callers) + a.idle,
-			UntypedRatio: math.NaN(), UnknownRatio: math.NaN()}
-		var total, quota, unknown, untyped, ovRecent, ovClear int64
+			UntypedRatio: math.NaN()}
+		var total, quota, untyped, ovRecent, ovClear int64
 		// The window rates of the callers busy enough to be compared with
 		// (at least Runaway.RiseMinPerMin errors a minute), for the peer
 		// comparisons: at the onset of an incident that hits every caller,
@@ -306,7 +303,6 @@ func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 		for _, c := range a.callers {
 			total += c.w.Total
 			quota += c.w.Quota
-			unknown += c.w.Unknown
 			untyped += c.w.Untyped
 			ovRecent += c.w.OverloadRecent
 			ovClear += c.w.OverloadClear
@@ -363,7 +359,6 @@ func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 		av.OverloadBaselinePerSec = a.overload.median(known) / float64(span.Bucket)
 		if total > 0 {
 			av.UntypedRatio = float64(untyped) / float64(total)
-			av.UnknownRatio = float64(unknown) / float64(total)
 		}
 
 		// Agent overloaded: overload replies well above the agent's own
@@ -394,8 +389,8 @@ func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 			float64(av.QuotaRisingCallers) >= cfg.LimitTooLow.MinShare*float64(av.ActiveCallers)
 
 		// Untyped: most replies cannot tell quota from crash.
-		av.Untyped = unknown >= cfg.Untyped.MinCount && total > 0 &&
-			float64(unknown)/float64(total) >= cfg.Untyped.MinShare
+		av.Untyped = untyped >= cfg.Untyped.MinCount && total > 0 &&
+			float64(untyped)/float64(total) >= cfg.Untyped.MinShare
 
 		// Runaway: one caller far above its own baseline (or, without one,
 		// its peers) while the others did not rise.
@@ -446,7 +441,7 @@ func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 		}
 		// Seen only by the raw-row statistics (e.g. its buckets fell just
 		// outside the span): give it a row so its counts have a home.
-		v.Agents = append(v.Agents, AgentVerdict{Agent: name, UntypedRatio: math.NaN(), UnknownRatio: math.NaN()})
+		v.Agents = append(v.Agents, AgentVerdict{Agent: name, UntypedRatio: math.NaN()})
 		for i := range v.Agents {
 			byAgent[v.Agents[i].Agent] = &v.Agents[i]
 		}

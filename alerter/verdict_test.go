@@ -16,7 +16,7 @@ var now = time.Unix(1764489630, 0)
 // (0 = the current, partial minute; -1 = the previous one).
 func minute(offset int) int64 { return now.Unix() - now.Unix()%60 + int64(offset)*60 }
 
-type counts struct{ total, quota, overload, unknown, untyped int64 }
+type counts struct{ total, quota, overload, unknown, untyped int64 } // unknown: untyped errors (Bucket.Untyped); untyped: typed = 0, not read by the alerter
 
 func q(n int64) counts  { return counts{total: n, quota: n} }
 func ov(n int64) counts { return counts{total: n, overload: n} }
@@ -36,7 +36,7 @@ func history(in *Input, agent, caller string, c counts) {
 // overload windows (30 s, 20 s) hold their share of its overload replies.
 func current(in *Input, agent, caller string, c counts) {
 	in.Window = append(in.Window, WindowCount{Agent: agent, Caller: caller,
-		Total: c.total, Quota: c.quota, Overload: c.overload, Unknown: c.unknown, Untyped: c.untyped,
+		Total: c.total, Quota: c.quota, Overload: c.overload, Untyped: c.unknown,
 		OverloadRecent: c.overload / 2, OverloadClear: c.overload / 3})
 }
 
@@ -50,7 +50,7 @@ func since(in *Input, agent, caller string, from int, c counts) {
 
 func put(in *Input, agent, caller string, m int, c counts) {
 	in.Buckets = append(in.Buckets, Bucket{Agent: agent, Caller: caller, Start: minute(m),
-		Total: c.total, Quota: c.quota, Overload: c.overload, Unknown: c.unknown, Untyped: c.untyped})
+		Total: c.total, Quota: c.quota, Overload: c.overload, Untyped: c.unknown})
 }
 
 func eval(t *testing.T, in *Input) *Verdicts {
@@ -328,14 +328,14 @@ func TestUntyped(t *testing.T) {
 	current(in, "typed", "c1", counts{total: 30}) // typed internal errors
 	current(in, "bare429", "c1", counts{total: 30, quota: 30, untyped: 30})
 	v := eval(t, in)
-	if a := agent(t, v, "bare"); !a.Untyped || a.Overloaded || a.LimitTooLow || a.UnknownRatio != 1 {
+	if a := agent(t, v, "bare"); !a.Untyped || a.Overloaded || a.LimitTooLow || a.UntypedRatio != 1 {
 		t.Errorf("bare: %+v; want untyped only", a)
 	}
 	if a := agent(t, v, "typed"); a.Untyped || a.UntypedRatio != 0 {
 		t.Errorf("typed: %+v; want not untyped", a)
 	}
-	if a := agent(t, v, "bare429"); a.Untyped || a.UntypedRatio != 1 {
-		t.Errorf("bare429: %+v; want a 429 without body to be quota, not untyped (untyped ratio 1)", a)
+	if a := agent(t, v, "bare429"); a.Untyped || a.UntypedRatio != 0 {
+		t.Errorf("bare429: %+v; want a 429 without body to be quota, not an untyped error (untyped ratio 0)", a)
 	}
 	in = &Input{}
 	history(in, "quiet", "c1", bare500(5))

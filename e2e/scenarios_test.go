@@ -365,7 +365,7 @@ func scenarioRuns(t *testing.T, root, runID string, history bool) []*scenarioRun
 		x := s.agent("legacy-agent")
 		s.want = []check{
 			seen("untyped verdict", at(0), "untyped_errors", lbl("agent", x), one),
-			seen("mostly kind unknown", at(0), "unknown_ratio", lbl("agent", x), func(v float64) bool { return v >= 0.5 }),
+			seen("mostly untyped errors", at(0), "untyped_ratio", lbl("agent", x), func(v float64) bool { return v >= 0.5 }),
 			firing(lbl("alertname", "ErrtrailUntypedErrors", "agent", x, "severity", "ticket")),
 		}
 		s.never = []check{
