@@ -10,6 +10,8 @@ out = ["# Captured error replies: index", "",
        "`<case>.req` is the request that was sent. Each SDK directory has its own INDEX.md (one row per case) and",
        "`cases.tsv` (the same rows for tools).",
        "`expected` names the error the case is meant to provoke (`-` = not an error envelope: a control such as a FAILED task).",
+       "`accepted` says why the decoder's record may differ from `expected` (real SDK behaviour or an imprecise expectation);",
+       "it is empty where they agree. parse/corpus_expected_test.go checks both.",
        "See testdata/capture/README.md for how the servers were configured and what the SDKs did differently.", ""]
 summary = ["| corpus dir | SDK | version | jsonrpc | rest | grpc | mcp-http | index |", "|---|---|---|---|---|---|---|---|"]
 for d in sorted(os.listdir(root)):
@@ -22,9 +24,9 @@ for d in sorted(os.listdir(root)):
         continue
     cell = lambda s: s.replace("|", "\\|")
     sub = [f"# {d}", "", f"SDK `{rows[0]['sdk']}` {rows[0]['version']}. See ../INDEX.md and testdata/capture/README.md.", "",
-           "| binding | case | provoked | expected |", "|---|---|---|---|"]
+           "| binding | case | provoked | expected | accepted |", "|---|---|---|---|---|"]
     for r in rows:
-        sub.append(f"| {r['binding']} | [{r['file']}]({r['file']}) | {cell(r['provoked'])} | {cell(r['expected'])} |")
+        sub.append(f"| {r['binding']} | [{r['file']}]({r['file']}) | {cell(r['provoked'])} | {cell(r['expected'])} | {cell(r.get('accepted') or '')} |")
     failed = os.path.join(root, d, "FAILED.txt")
     if os.path.isfile(failed):
         sub += ["", "Cases that produced no reply in the last run:", ""]

@@ -84,13 +84,35 @@ def header_value(resp, name):
     return ''
 
 
+CASES_HEADER = 'sdk\tversion\tbinding\tfile\tprovoked\texpected\taccepted\n'
+
+
+def read_accepted(path):
+    """The `accepted` column of an existing cases.tsv keyed by file name.
+    It is written by hand (why the decoder's record may differ from
+    `expected`, see parse/corpus_expected_test.go) and carried over here."""
+    out = {}
+    try:
+        with open(path) as f:
+            lines = f.read().rstrip('\n').split('\n')
+    except OSError:
+        return out
+    for line in lines[1:]:
+        cols = line.split('\t')
+        if len(cols) >= 7 and cols[6]:
+            out[cols[3]] = cols[6]
+    return out
+
+
 class Corpus:
     """Writes captures for one SDK into <root>/<dir>/ (removing only what
-    this harness writes, so golden records beside the captures stay)."""
+    this harness writes, so golden records beside the captures stay). The
+    `accepted` column of the previous cases.tsv is kept by file name."""
 
     def __init__(self, root, d, sdk, version):
         self.dir = os.path.join(root, d)
         os.makedirs(self.dir, exist_ok=True)
+        self.accepted = read_accepted(os.path.join(self.dir, 'cases.tsv'))
         for pat in ('*.http', '*.req', 'cases.tsv', 'FAILED.txt'):
             for f in glob.glob(os.path.join(self.dir, pat)):
                 os.remove(f)
@@ -113,13 +135,14 @@ class Corpus:
         with open(os.path.join(self.dir, name + '.http'), 'wb') as f:
             f.write(resp)
         clean = lambda s: s.replace('\t', ' ').replace('\n', ' ')
-        self.rows.append('\t'.join([self.sdk, self.version, 'mcp-http', name + '.http', clean(provoked), clean(expected)]))
+        self.rows.append('\t'.join([self.sdk, self.version, 'mcp-http', name + '.http', clean(provoked), clean(expected),
+                                    self.accepted.get(name + '.http', '')]))
         print(f'  {os.path.basename(self.dir):<14} {name}.http ({len(resp)} bytes)')
         return resp
 
     def finish(self):
         with open(os.path.join(self.dir, 'cases.tsv'), 'w') as f:
-            f.write('sdk\tversion\tbinding\tfile\tprovoked\texpected\n' + '\n'.join(self.rows) + '\n')
+            f.write(CASES_HEADER + '\n'.join(self.rows) + '\n')
         if self.failed:
             with open(os.path.join(self.dir, 'FAILED.txt'), 'w') as f:
                 f.write('\n'.join(self.failed) + '\n')

@@ -9,10 +9,34 @@ import (
 
 // corpus writes captures for one SDK into <root>/<dir>/ and records one
 // row per case in <dir>/cases.tsv (assembled into INDEX.md by the run script).
+// The seventh column, `accepted`, is written by hand (why the decoder's
+// record may differ from `expected`, see parse/corpus_expected_test.go); a
+// recapture carries it over from the previous cases.tsv by file name.
 type corpus struct {
 	root, dir, sdk, version string
 	rows                    []string
 	failed                  []string
+	accepted                map[string]string // file -> accepted reason, from the previous cases.tsv
+}
+
+const casesHeader = "sdk\tversion\tbinding\tfile\tprovoked\texpected\taccepted\n"
+
+// readAccepted returns the `accepted` column of an existing cases.tsv keyed
+// by the file column; nothing when there is no such file or column.
+func readAccepted(path string) map[string]string {
+	m := map[string]string{}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return m
+	}
+	for i, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		f := strings.Split(line, "\t")
+		if i == 0 || len(f) < 7 || f[6] == "" {
+			continue
+		}
+		m[f[3]] = f[6]
+	}
+	return m
 }
 
 func newCorpus(root, dir, sdk, version string) *corpus {
@@ -20,6 +44,7 @@ func newCorpus(root, dir, sdk, version string) *corpus {
 	if err := os.MkdirAll(p, 0o755); err != nil {
 		panic(err)
 	}
+	accepted := readAccepted(filepath.Join(p, "cases.tsv"))
 	// Remove only what this harness writes: other tools keep their own
 	// files (e.g. golden records) beside the captures.
 	for _, pat := range []string{"*.http", "*.grpc", "*.req", "cases.tsv", "FAILED.txt"} {
@@ -28,7 +53,7 @@ func newCorpus(root, dir, sdk, version string) *corpus {
 			_ = os.Remove(f)
 		}
 	}
-	return &corpus{root: root, dir: dir, sdk: sdk, version: version}
+	return &corpus{root: root, dir: dir, sdk: sdk, version: version, accepted: accepted}
 }
 
 // caseInfo describes one capture for the index.
@@ -45,7 +70,8 @@ func (c *corpus) save(ci caseInfo, ext string, req, resp []byte) {
 	base := filepath.Join(c.root, c.dir, ci.name)
 	must(os.WriteFile(base+".req", req, 0o644))
 	must(os.WriteFile(base+"."+ext, resp, 0o644))
-	c.rows = append(c.rows, strings.Join([]string{c.sdk, c.version, ci.binding, ci.name + "." + ext, clean(ci.provoked), clean(ci.expect)}, "\t"))
+	file := ci.name + "." + ext
+	c.rows = append(c.rows, strings.Join([]string{c.sdk, c.version, ci.binding, file, clean(ci.provoked), clean(ci.expect), c.accepted[file]}, "\t"))
 	fmt.Printf("  %-8s %s.%s (%d bytes)\n", c.dir, ci.name, ext, len(resp))
 }
 
@@ -94,8 +120,7 @@ func (c *corpus) grpc(ci caseInfo, addr, path string, md [][2]string, body []byt
 
 func (c *corpus) finish() {
 	p := filepath.Join(c.root, c.dir, "cases.tsv")
-	hdr := "sdk\tversion\tbinding\tfile\tprovoked\texpected\n"
-	must(os.WriteFile(p, []byte(hdr+strings.Join(c.rows, "\n")+"\n"), 0o644))
+	must(os.WriteFile(p, []byte(casesHeader+strings.Join(c.rows, "\n")+"\n"), 0o644))
 	if len(c.failed) > 0 {
 		must(os.WriteFile(filepath.Join(c.root, c.dir, "FAILED.txt"), []byte(strings.Join(c.failed, "\n")+"\n"), 0o644))
 	}
