@@ -225,8 +225,13 @@ func (d *Decoder) jsonBody(v jval, h *hdrInfo, f *facts, rec *Record) *DecodeErr
 		c, _ := t.code.int()
 		rec.JSONRPCCode, rec.HasJSONRPC = int(c), true
 		rec.Message = d.redactStr(a.str(t.message))
-		if t.data.kind == jArray {
+		switch t.data.kind {
+		case jArray:
 			d.jsonDetails(t.data, f, rec)
+		case jObject: // an aap.error passed through as the error's data, as in a JSON-RPC error
+			if typ := t.data.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
+				d.jsonAAP(t.data, f, rec)
+			}
 		}
 		return nil
 	case t.task.kind == jObject || t.update.kind == jObject || t.status.kind == jObject:
