@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"context"
 	"math/rand/v2"
 	"time"
 )
@@ -38,4 +39,16 @@ func (b Backoff) Delay(attempt int, rnd func() float64) time.Duration {
 	}
 	half := d / 2
 	return half + time.Duration(rnd()*float64(d-half))
+}
+
+// sleep waits d and reports whether it did; false means ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

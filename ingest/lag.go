@@ -170,7 +170,7 @@ func (l *lagMonitor) pollOnce(ctx context.Context) {
 		}
 		l.m.LagPollErrors.WithLabelValues(step).Inc()
 		l.warn.Log(slog.LevelWarn, "kafka lag poll failed; the lag gauges keep their last value",
-			"step", step, "group", l.group, "error", err)
+			"step", step, "group", l.group, "err", err)
 		return
 	}
 	l.m.LagMessages.WithLabelValues().Set(float64(r.messages))

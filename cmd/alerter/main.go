@@ -48,7 +48,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		log.Warn(d)
 	}
 	if err := serve(ctx, o, log); err != nil {
-		log.Error("alerter failed", "error", err)
+		log.Error("alerter failed", "err", err)
 		return 1
 	}
 	return 0

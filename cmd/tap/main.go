@@ -52,7 +52,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	log := newLogger(o, stderr)
 	if err := serve(ctx, o, log, nil); err != nil {
-		log.Error("tap failed", "error", err)
+		log.Error("tap failed", "err", err)
 		return 1
 	}
 	return 0

@@ -1,0 +1,42 @@
+package ingest
+
+// Commit, the fifth stage, run by the insert goroutine after each insert.
+//
+// An offset moves only after ClickHouse accepted its rows, and only as far
+// as the ledger allows: to the end of the longest run of written batches,
+// so a later success never carries it past a batch that failed. commit
+// sends the offsets that advanced to the consumer group in one call, one
+// message per partition, bounded by CommitTimeout. A failed commit is
+// counted and logged, not retried and not fatal: the rows are stored, the
+// next commit covers them, and a replay before that is dropped by the
+// replay filter.
+//
+// Two loops run beside the stages on timers of their own and never hold
+// them up: the lag monitor (lag.go) and retention (retain.go).
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// commit moves the consumer group's offsets to the ledger's frontier: one
+// CommitMessages call per batch with one message per partition. A failed
+// commit is only counted: ClickHouse holds the rows, the next commit covers
+// them, and a replay before that is filtered by filterReplays.
+func (p *Pipeline) commit(hard context.Context, adv map[TopicPartition]int64) {
+	if len(adv) == 0 {
+		return
+	}
+	msgs := make([]kafka.Message, 0, len(adv))
+	for k, off := range adv {
+		msgs = append(msgs, kafka.Message{Topic: k.Topic, Partition: int(k.Partition), Offset: off})
+	}
+	ctx, cancel := context.WithTimeout(hard, p.cfg.CommitTimeout)
+	defer cancel()
+	if err := p.r.CommitMessages(ctx, msgs...); err != nil {
+		p.m.CommitErrors.Inc()
+		p.warn.Log(slog.LevelWarn, "kafka commit failed; the rows are in ClickHouse and the next commit covers them", "err", err)
+	}
+}
