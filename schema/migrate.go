@@ -51,31 +51,21 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 	}
 	res := Result{Server: v}
 	migs := Render(v, opts)
-	for _, st := range migs[0].Statements {
-		if err := conn.Exec(ctx, st); err != nil {
-			return res, fmt.Errorf("schema: bootstrap: %w\n%s", err, st)
-		}
-	}
-	type applied struct{ checksum, server string }
-	done := map[int]applied{}
-	rows, err := conn.Query(ctx, fmt.Sprintf(
-		"SELECT version, argMax(checksum, applied_at), argMax(server_version, applied_at) FROM %s.%s GROUP BY version",
-		opts.Database, TableMigrations))
+	// The bootstrap (CREATE ... IF NOT EXISTS of the database and
+	// schema_migrations) runs only where schema_migrations cannot be read
+	// yet: on a cluster its ON CLUSTER statements wait for every node, so
+	// running it on every start would keep ingest from starting while one
+	// node is down, although nothing is left to create.
+	done, err := readApplied(ctx, conn, opts)
 	if err != nil {
-		return res, fmt.Errorf("schema: read %s: %w", TableMigrations, err)
-	}
-	for rows.Next() {
-		var ver uint32
-		var a applied
-		if err := rows.Scan(&ver, &a.checksum, &a.server); err != nil {
-			rows.Close()
-			return res, fmt.Errorf("schema: read %s: %w", TableMigrations, err)
+		for _, st := range migs[0].Statements {
+			if err := conn.Exec(ctx, st); err != nil {
+				return res, fmt.Errorf("schema: bootstrap: %w\n%s", err, st)
+			}
 		}
-		done[int(ver)] = a
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return res, fmt.Errorf("schema: read %s: %w", TableMigrations, err)
+		if done, err = readApplied(ctx, conn, opts); err != nil {
+			return res, err
+		}
 	}
 	for _, m := range migs[1:] {
 		if a, ok := done[m.Version]; ok {
@@ -105,4 +95,32 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 		res.Applied = append(res.Applied, m.Version)
 	}
 	return res, nil
+}
+
+// applied is what schema_migrations holds of one migration.
+type applied struct{ checksum, server string }
+
+// readApplied reads schema_migrations: the last checksum and server version
+// recorded for each migration.
+func readApplied(ctx context.Context, conn driver.Conn, opts Options) (map[int]applied, error) {
+	done := map[int]applied{}
+	rows, err := conn.Query(ctx, fmt.Sprintf(
+		"SELECT version, argMax(checksum, applied_at), argMax(server_version, applied_at) FROM %s.%s GROUP BY version",
+		opts.Database, TableMigrations))
+	if err != nil {
+		return nil, fmt.Errorf("schema: read %s: %w", TableMigrations, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ver uint32
+		var a applied
+		if err := rows.Scan(&ver, &a.checksum, &a.server); err != nil {
+			return nil, fmt.Errorf("schema: read %s: %w", TableMigrations, err)
+		}
+		done[int(ver)] = a
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("schema: read %s: %w", TableMigrations, err)
+	}
+	return done, nil
 }

@@ -219,8 +219,11 @@ func (r *renderer) createTable(t table) []string {
 	if r.o.Cluster != "" && strings.HasSuffix(engine, "MergeTree") {
 		path := fmt.Sprintf("'/clickhouse/tables/{shard}/%s/%s', '{replica}'", r.o.Database, r.local(t.name))
 		if t.name == TableMigrations {
-			// One copy on every node: the path has no {shard}.
-			path = fmt.Sprintf("'/clickhouse/tables/all/%s/%s', '{replica}'", r.o.Database, t.name)
+			// One copy on every node: the path has no {shard}, so every node
+			// is a replica of the one table, and its name must be unique in
+			// the whole cluster. {shard}-{replica} is, with the common
+			// naming that reuses replica names on every shard (r1, r2).
+			path = fmt.Sprintf("'/clickhouse/tables/all/%s/%s', '{shard}-{replica}'", r.o.Database, t.name)
 		}
 		engine = "Replicated" + engine
 		if args != "" {
@@ -559,7 +562,7 @@ const CannotTellExpr = "typed = 0 AND kind IN ('unknown', 'internal') AND grpc_s
 // agent and a gateway in front of it can be counted once (the alerter takes
 // the larger count of the two kinds), and small enough that an hour of
 // 100 agents x 10,000 callers reads in well under a second
-// (docs/performance.md, "Alerter").
+// (docs/performance.md, "Alerting").
 func (r *renderer) callersRollup() []string {
 	out := r.createTable(table{
 		name: TableCallers1m, viewTarget: true, cols: callers1mColumns,

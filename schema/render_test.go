@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -141,7 +142,7 @@ func TestClusterRendering(t *testing.T) {
 		"ENGINE = Distributed(c1, et, errors_local, cityHash64(kafka_topic, kafka_partition))",
 		"CREATE MATERIALIZED VIEW IF NOT EXISTS et.mv1_errors ON CLUSTER c1 TO et.errors_local AS",
 		"FROM et.landing_local",
-		"'/clickhouse/tables/all/et/schema_migrations', '{replica}'",
+		"'/clickhouse/tables/all/et/schema_migrations', '{shard}-{replica}'",
 	} {
 		if !strings.Contains(sql, want) {
 			t.Errorf("cluster rendering lacks %q", want)
@@ -209,6 +210,26 @@ func TestInsertSettings(t *testing.T) {
 	s := InsertSettings(Modern, "tok")
 	if s["insert_deduplication_token"] != "tok" || s["deduplicate_blocks_in_dependent_materialized_views"] != 1 {
 		t.Errorf("InsertSettings(25.8) = %v", s)
+	}
+	if _, ok := s["insert_distributed_sync"]; ok {
+		t.Errorf("InsertSettings(25.8) on one server = %v; want no distributed setting", s)
+	}
+	// On a cluster every insert waits for its shards; 18.16 keeps rollup
+	// blocks that equal another batch's, current releases deduplicate the
+	// views by the batch's token.
+	cl := Options{Cluster: "errtrail"}
+	want := map[string]map[string]any{
+		"18.16": {"insert_distributed_sync": 1, "insert_deduplicate": 0},
+		"25.8": {"insert_distributed_sync": 1, "insert_deduplicate": 1, "insert_deduplication_token": "tok",
+			"deduplicate_blocks_in_dependent_materialized_views": 1},
+	}
+	for v, w := range map[ServerVersion]map[string]any{Oldest: want["18.16"], Modern: want["25.8"]} {
+		if got := InsertSettingsFor(v, cl, "tok"); !reflect.DeepEqual(got, w) {
+			t.Errorf("InsertSettingsFor(%s, cluster) = %v; want %v", v, got, w)
+		}
+	}
+	if got := InsertSettingsFor(Oldest, Options{}, "tok"); got != nil {
+		t.Errorf("InsertSettingsFor(18.16, one server) = %v; want nil", got)
 	}
 }
 

@@ -100,12 +100,43 @@ const DedupWindow = 1000
 // views can then count that batch twice in errors_1m and outcomes_1m (errors,
 // dead_letter and error_lookup still collapse it), see docs/schema.md.
 func InsertSettings(v ServerVersion, token string) map[string]any {
-	if !FeaturesOf(v).InsertDedup || token == "" {
+	return InsertSettingsFor(v, Options{}, token)
+}
+
+// InsertSettingsFor is InsertSettings for the schema opts renders. On a
+// cluster (opts.Cluster) two more things hold:
+//
+//   - The insert into the Distributed landing table is synchronous
+//     (insert_distributed_sync = 1; distributed_foreground_insert is its
+//     newer name, and current releases keep the old one): it returns only
+//     once every shard has stored its rows, so ingest commits Kafka offsets
+//     only for rows that are on their shard. By default a Distributed insert
+//     returns once the rows sit in the receiving node's spool folder, and a
+//     node lost before it forwards them loses them.
+//   - On a server without InsertDedup (18.16), replicated tables'
+//     deduplication of identical blocks is off (insert_deduplicate = 0). It
+//     would drop a rollup block that merely equals another batch's (three
+//     one-event batches in one minute give three identical errors_1m
+//     blocks: two were lost). A retried batch then counts in the rollups as
+//     on a single 18.16 server; errors still collapses it by event id.
+//
+// With InsertDedup the token reaches the shards with the insert's settings,
+// and the views' blocks are deduplicated by it, not by their content.
+func InsertSettingsFor(v ServerVersion, opts Options, token string) map[string]any {
+	s := map[string]any{}
+	if opts.Cluster != "" {
+		s["insert_distributed_sync"] = 1
+	}
+	switch {
+	case FeaturesOf(v).InsertDedup && token != "":
+		s["insert_deduplicate"] = 1
+		s["insert_deduplication_token"] = token
+		s["deduplicate_blocks_in_dependent_materialized_views"] = 1
+	case opts.Cluster != "":
+		s["insert_deduplicate"] = 0
+	}
+	if len(s) == 0 {
 		return nil
 	}
-	return map[string]any{
-		"insert_deduplicate":                                 1,
-		"insert_deduplication_token":                         token,
-		"deduplicate_blocks_in_dependent_materialized_views": 1,
-	}
+	return s
 }

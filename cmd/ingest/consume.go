@@ -27,7 +27,7 @@ func pipelineConfig(o *options, topics []string, key []byte, server schema.Serve
 		InsertBlockRows: *o.blockRows,
 		ShutdownTimeout: *o.shutdown,
 		InsertSettings: func(token string) map[string]any {
-			return schema.InsertSettings(server, token)
+			return schema.InsertSettingsFor(server, sopt, token)
 		},
 		Progress: func(ctx context.Context, conn driver.Conn, topic string) (map[int32]int64, error) {
 			return schema.Progress(ctx, conn, sopt, topic)

@@ -1,4 +1,4 @@
--- 000 bootstrap (checksum 2a0ca03622a2ff9e13f0623b8bda6cc1605f243f1d517120fb162569b9d31465)
+-- 000 bootstrap (checksum 986c5d4bc5fea2b370adc149c2ecd7b80314b1db5c1b4651756377ca7a500aff)
 CREATE DATABASE IF NOT EXISTS errtrail ON CLUSTER errtrail_cluster;
 
 CREATE TABLE IF NOT EXISTS errtrail.schema_migrations ON CLUSTER errtrail_cluster
@@ -9,7 +9,7 @@ CREATE TABLE IF NOT EXISTS errtrail.schema_migrations ON CLUSTER errtrail_cluste
     server_version String,
     applied_at DateTime
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/errtrail/schema_migrations', '{replica}', applied_at)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/errtrail/schema_migrations', '{shard}-{replica}', applied_at)
 ORDER BY version;
 
 -- 001 landing, errors and dead_letter (checksum 656718746e14adb3320194684cc42c597bc77a3b4b0fe470de8398ca75674f65)
