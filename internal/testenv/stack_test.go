@@ -3,7 +3,7 @@ package testenv_test
 // These tests prove that the local stack started by scripts/stack is real and
 // usable with the clients errtrail uses: kafka-go against the Kafka broker
 // (a consumer group included) and clickhouse-go over ClickHouse's native
-// protocol. In CI (CI=true) a missing server fails them.
+// protocol. In CI (CI=true or CI=1) a missing server fails them.
 
 import (
 	"context"

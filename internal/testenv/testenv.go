@@ -5,7 +5,7 @@
 // ERRTRAIL_KAFKA_BROKERS, ERRTRAIL_CLICKHOUSE_ADDR, ERRTRAIL_CLICKHOUSE_HTTP,
 // ERRTRAIL_PROMETHEUS_ADDR and ERRTRAIL_ALERTMANAGER_ADDR override them. When
 // a server is not reachable a test is skipped outside CI and fails in CI
-// (CI=true), so an integration test can never vanish from a CI run unnoticed.
+// (CI=true or CI=1), so an integration test can never vanish from a CI run unnoticed.
 // Own starts servers of a test's own for fault tests (restart, kill, pause a
 // server) without disturbing the tests that share the stack.
 package testenv
@@ -80,7 +80,7 @@ func need(t testing.TB, key, def, what string) string {
 	}
 	msg := what + " is not reachable at " + first + " (" + err.Error() + "); start it with scripts/stack up"
 	if InCI() {
-		t.Fatal("CI=true and " + msg)
+		t.Fatal("in CI (CI=" + os.Getenv("CI") + ") and " + msg)
 	}
 	t.Skip("skipped outside CI: " + msg)
 	return ""
