@@ -33,10 +33,10 @@ func lookupSQL(idVar string, kinds ...string) string {
 	where := fmt.Sprintf("WHERE id = ${%s:sqlstring} AND id_kind IN ('%s')", idVar, strings.Join(kinds, "', '"))
 	q := schema.LookupQuery(schema.Options{Database: "${database}"})
 	q = strings.ReplaceAll(q, "WHERE id = ?", where)
-	if strings.Contains(q, "?") || !strings.Contains(q, where) {
+	if strings.Contains(q, "?") || !strings.Contains(q, where) || !strings.HasSuffix(q, "\n"+schema.LookupQuerySettings) {
 		panic("dashboards: schema.LookupQuery changed shape; update lookupSQL:\n" + q)
 	}
-	return q + "\nLIMIT 1000"
+	return strings.TrimSuffix(q, schema.LookupQuerySettings) + "LIMIT 1000\n" + schema.LookupQuerySettings
 }
 
 // Lookup is the support page: paste the error_id or request_id a customer

@@ -151,8 +151,9 @@ func TestClusterRendering(t *testing.T) {
 	if strings.Contains(sql, "non_replicated_deduplication_window") {
 		t.Error("cluster rendering sets non_replicated_deduplication_window on replicated tables")
 	}
-	if q := LookupQuery(Options{Cluster: "c1", Database: "et"}); strings.Count(q, "FROM et.error_lookup_local WHERE id = ?") != 3 {
-		t.Errorf("cluster lookup must read the shard-local error_lookup:\n%s", q)
+	if q := LookupQuery(Options{Cluster: "c1", Database: "et"}); strings.Count(q, "FROM et.error_lookup WHERE id = ?") != 3 ||
+		!strings.HasSuffix(q, "SETTINGS distributed_product_mode = 'local'") || q != LookupQuery(Options{Database: "et"}) {
+		t.Errorf("the lookup must be one text on one server and on a cluster, each shard answering the subqueries from its own error_lookup:\n%s", q)
 	}
 }
 
