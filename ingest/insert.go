@@ -84,7 +84,63 @@ func (p *Pipeline) insert(hard context.Context, s *slot) error {
 		if !sleep(hard, d) {
 			return fmt.Errorf("insert abandoned at shutdown deadline (%d rows, not committed): %w", rows, hard.Err())
 		}
+		if n := p.dropStored(hard, s); n > 0 {
+			p.m.Skipped.WithLabelValues("replayed").Add(float64(n))
+			p.log.Info("rows stored by the failed insert are not sent again", "rows", n, "left", s.rows)
+			if s.rows == 0 {
+				return nil
+			}
+		}
 	}
+}
+
+// dropStored removes from the slot the rows ClickHouse reports stored since
+// the failed attempt, by each partition's progress (Config.Progress), and
+// returns how many. On a cluster a failed insert may have stored the rows of
+// the shards that answered, each shard's with its progress row in the same
+// local insert; sending them again would count them twice in the rollups.
+// A partition whose progress cannot be read (its shard is down) keeps its
+// rows; so does every row when the read fails.
+func (p *Pipeline) dropStored(hard context.Context, s *slot) int {
+	if p.cfg.Progress == nil {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(hard, p.cfg.InsertTimeout)
+	defer cancel()
+	stored := map[TopicPartition]int64{}
+	for _, topic := range p.cfg.Topics {
+		prog, err := p.cfg.Progress(ctx, p.conn, topic)
+		if err != nil {
+			return 0
+		}
+		for part, off := range prog {
+			stored[TopicPartition{topic, part}] = off
+		}
+	}
+	dropped := 0
+	for w := 0; w < s.used; w++ {
+		c := s.cols[w]
+		var keep []bool
+		for i := 0; i < c.n; i++ {
+			off, ok := stored[TopicPartition{c.topic[i], c.partition[i]}]
+			if !ok || c.offset[i] > off {
+				continue
+			}
+			if keep == nil {
+				keep = make([]bool, c.n)
+				for j := range keep {
+					keep[j] = true
+				}
+			}
+			keep[i] = false
+			dropped++
+		}
+		if keep != nil {
+			c.keepOnly(keep)
+		}
+	}
+	s.rows -= dropped
+	return dropped
 }
 
 func (p *Pipeline) insertOnce(hard context.Context, s *slot, settings map[string]any) error {

@@ -185,11 +185,24 @@ func LookupAny(ctx context.Context, conn driver.Conn, opts Options, ids ...strin
 // It is exact only if, per partition, a batch is inserted after the previous
 // batch of that partition succeeded (offsets in order, no holes), which is
 // what the ingester guarantees by retrying a failed batch before moving on.
+//
+// On a cluster it reads the shards that answer (skip_unavailable_shards):
+// a partition lives on one shard, so the partitions of a shard that is down
+// are missing from the result, as if nothing of them were stored. That is
+// safe: their rows go to the same shard, so no insert of them succeeds
+// before it is back, and the ingester reads progress again before each
+// retry (ingest's dropStored), which then drops what the shard already
+// had. Failing instead would keep the ingester from starting at all while
+// one shard is down.
 func Progress(ctx context.Context, conn driver.Conn, opts Options, topic string) (map[int32]int64, error) {
 	opts = opts.withDefaults()
+	settings := ""
+	if opts.Cluster != "" {
+		settings = " SETTINGS skip_unavailable_shards = 1"
+	}
 	rows, err := conn.Query(ctx, fmt.Sprintf(
-		"SELECT kafka_partition, max(max_offset) FROM %s.%s WHERE kafka_topic = ? GROUP BY kafka_partition",
-		opts.Database, TableIngestProgress), topic)
+		"SELECT kafka_partition, max(max_offset) FROM %s.%s WHERE kafka_topic = ? GROUP BY kafka_partition%s",
+		opts.Database, TableIngestProgress, settings), topic)
 	if err != nil {
 		return nil, fmt.Errorf("schema: progress of %q: %w", topic, err)
 	}
