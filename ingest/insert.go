@@ -111,6 +111,7 @@ func (p *Pipeline) dropStored(hard context.Context, s *slot) int {
 	for _, topic := range p.cfg.Topics {
 		prog, err := p.cfg.Progress(ctx, p.conn, topic)
 		if err != nil {
+			p.warn.Log(slog.LevelWarn, "progress unreadable before a retry; the batch is sent whole", "topic", topic, "err", err)
 			return 0
 		}
 		for part, off := range prog {
