@@ -218,6 +218,15 @@ func (s *Source) observe(name string, rows uint64, took time.Duration, err error
 	}
 }
 
+// clusterSettings ends every query of the alerter. On a cluster the plain
+// table names are Distributed tables, and a subquery over one inside a
+// distributed IN is refused by default; the alerter's subqueries are over
+// all of an agent's callers, whichever shards hold them, so 'global' runs
+// each once and sends its result to the shards (GLOBAL IN). On one server
+// it changes nothing. A SETTINGS clause, not the context's settings, so the
+// settings of a caller's context (a story's) still apply.
+const clusterSettings = "SETTINGS distributed_product_mode = 'global'"
+
 func (s *Source) query(ctx context.Context, name, sql string, row func(driver.Rows) error) (err error) {
 	var read uint64
 	opts := []clickhouse.QueryOption{clickhouse.WithProgress(func(p *clickhouse.Progress) { read += p.Rows })}
@@ -232,7 +241,7 @@ func (s *Source) query(ctx context.Context, name, sql string, row func(driver.Ro
 			err = fmt.Errorf("alerter: query %s: %w", name, err)
 		}
 	}()
-	rows, err := s.Conn.Query(ctx, sql)
+	rows, err := s.Conn.Query(ctx, sql+"\n"+clusterSettings)
 	if err != nil {
 		return err
 	}

@@ -104,7 +104,7 @@ LIMIT 50`, kindColumns, agentFilter))).
 			WithTarget(CH(TimeSeries, fmt.Sprintf(`SELECT %s AS ts, caller, sum(n) / $__interval_s AS errors_per_s
 FROM ${database}.errors_1m
 WHERE $__timeFilter(minute) AND %s
-  AND caller IN (
+  AND caller GLOBAL IN (
     SELECT caller FROM ${database}.errors_1m
     WHERE $__timeFilter(minute) AND %s
     GROUP BY caller ORDER BY sum(n) DESC LIMIT 10)

@@ -9,6 +9,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/errtrail/errtrail/alerter"
+	"github.com/errtrail/errtrail/schema"
 )
 
 // MaxAttempts bounds the replies of one chain a story shows (the nearest
@@ -135,6 +136,11 @@ func (f *Finder) attempts(ctx context.Context, conn driver.Conn, r *Record, idem
 	recMS := r.ObservedAt.UnixMilli()
 	q += fmt.Sprintf(" ORDER BY abs(toInt64(observed_at_ms) - %d), event_id, ingested_at DESC LIMIT 1 BY event_id LIMIT %d",
 		recMS, MaxAttempts+1)
+	// On a cluster the subqueries read error_lookup, whose entries are on
+	// the shard of the row they name: each shard answers them from its own
+	// (as schema.LookupQuery does). A SETTINGS clause: 18.16's protocol
+	// carries only numeric settings. On one server it changes nothing.
+	q += " " + schema.LookupQuerySettings
 	var rows []attemptRow
 	if err := conn.Select(ctx, &rows, q, args...); err != nil {
 		return out, err

@@ -16,9 +16,12 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/segmentio/kafka-go"
 
+	"github.com/errtrail/errtrail/alerter"
+	"github.com/errtrail/errtrail/dashboards"
 	"github.com/errtrail/errtrail/internal/stackload"
 	"github.com/errtrail/errtrail/internal/testenv"
 	"github.com/errtrail/errtrail/loadgen"
+	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/schema"
 )
 
@@ -489,4 +492,111 @@ func sameOffsets(a, b map[int]int64) bool {
 		}
 	}
 	return true
+}
+
+// TestClusterQueries, layout B: the read side on a cluster whose rows are on
+// both shards. Every query of every dashboard runs through a node (with
+// the plain and the quoted values); the support lookup's single statement
+// (schema.LookupQuery, the dashboard's query) finds a row stored on either
+// shard, once; and the alerter's Gather and Evaluate run and count every
+// reply of the agent, from both shards.
+func TestClusterQueries(t *testing.T) {
+	cl := testenv.Cluster(t, "B")
+	n3, n4 := stackload.Open(t, cl.Nodes[0]), stackload.Open(t, cl.Nodes[1])
+	db := "errtrail_cluster_q_" + uniq()
+	dropDatabase(t, n3, cl, db)
+	tp := spreadTopic(t, n3, "errtrail.cluster-q.", 4)
+	var evs [][]byte
+	for i := 0; i < 60; i++ {
+		evs = append(evs, event(fmt.Sprintf("q-%d", i), "agent-a", time.Now().Add(-time.Duration(i)*time.Second)))
+	}
+	produce(t, tp, evs)
+	ing := startIngest(t, cl.Nodes[0], cl, db, tp, "errtrail-cluster-q-"+uniq())
+	ing.ready(t, 90*time.Second)
+	total := "SELECT (SELECT count() FROM " + db + ".errors_local) + (SELECT count() FROM remote('" + cl.Nodes[1] + "', " + db + ".errors_local))"
+	waitCount(t, n3, total, 60, 60*time.Second)
+	ing.stop()
+
+	qs, err := dashboards.ExpandedQueries(dashboards.TestValues(db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, q := range qs {
+		rows, err := n3.Query(ctx, q.SQL)
+		if err != nil {
+			t.Errorf("%s / %s / %s on the cluster: %v\n%s", q.Dashboard, q.Where, q.Values, err, q.SQL)
+			continue
+		}
+		for rows.Next() {
+		}
+		if err := rows.Err(); err != nil {
+			t.Errorf("%s / %s / %s on the cluster: %v", q.Dashboard, q.Where, q.Values, err)
+		}
+		rows.Close()
+	}
+
+	lq := schema.LookupQuery(schema.Options{Database: db})
+	for i, c := range []driver.Conn{n3, n4} {
+		var id string
+		if err := c.QueryRow(ctx, "SELECT event_id FROM "+db+".errors_local LIMIT 1").Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := n3.Query(ctx, lq, id, id, id)
+		if err != nil {
+			t.Fatalf("LookupQuery on the cluster: %v", err)
+		}
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		rows.Close()
+		if n != 1 {
+			t.Errorf("LookupQuery of %s (on shard %d) through node 1: %d rows; want 1", id, i+1, n)
+		}
+	}
+
+	// The support story of an event on each shard, through node 1: found,
+	// with its attempts and context (the alerter's verdicts among them).
+	f := &lookup.Finder{Conn: n3, Database: db}
+	for i, c := range []driver.Conn{n3, n4} {
+		var id string
+		if err := c.QueryRow(ctx, "SELECT event_id FROM "+db+".errors_local LIMIT 1").Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		st, err := f.Story(ctx, id, lookup.FindOptions{})
+		if err != nil {
+			t.Errorf("story of %s (on shard %d) on the cluster: %v", id, i+1, err)
+			continue
+		}
+		if st.Record.EventID != id || st.Context.VerdictError != "" {
+			t.Errorf("story of %s (on shard %d): record %q, verdicts error %q", id, i+1, st.Record.EventID, st.Context.VerdictError)
+		}
+	}
+
+	cfg := alerter.DefaultConfig()
+	now := time.Now()
+	in, err := (&alerter.Source{Conn: n3, Database: db}).Gather(ctx, &cfg, now)
+	if err != nil {
+		t.Fatalf("alerter Gather on the cluster: %v", err)
+	}
+	v := alerter.Evaluate(&cfg, in, nil)
+	var a *alerter.AgentVerdict
+	for i := range v.Agents {
+		if v.Agents[i].Agent == "agent-a" {
+			a = &v.Agents[i]
+		}
+	}
+	if a == nil {
+		t.Fatalf("the alerter found no verdict for agent-a on the cluster: %+v", v.Agents)
+	}
+	sp := cfg.SpanAt(now)
+	secs := sp.End - sp.WindowStart
+	inWindow := count(t, n3, fmt.Sprintf("SELECT count() FROM %s.errors WHERE agent = 'agent-a' AND observed_at > toDateTime(%d) AND observed_at <= toDateTime(%d)",
+		db, sp.WindowStart, sp.End))
+	if got := a.QuotaPerSec * float64(secs); inWindow == 0 || got < float64(inWindow)-0.5 || got > float64(inWindow)+0.5 {
+		t.Errorf("agent-a: %.1f quota replies in the window on the cluster (%.3f/s over %d s); want the %d both shards hold",
+			got, a.QuotaPerSec, secs, inWindow)
+	}
 }
