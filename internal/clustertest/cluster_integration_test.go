@@ -600,3 +600,56 @@ func TestClusterQueries(t *testing.T) {
 			got, a.QuotaPerSec, secs, inWindow)
 	}
 }
+
+// TestClusterMemberKilled, layout B: two ingest members share the group;
+// one is killed (SIGKILL) while events arrive. The other takes its
+// partitions over, and at the end every event is stored exactly once on its
+// shard — what the killed member wrote and did not commit is recognised by
+// the progress rows and not written again — with rollups equal to the rows.
+//
+// A KNOWN FAILURE, so it runs only with ERRTRAIL_KNOWN_FAILURES=1: the rows
+// are exact, but the rollups count some events twice (+4 to +26 of about
+// 300 on a shard; the same on one 18.16 server: +14 of 400). When a
+// rebalance moves a partition while its owner has a batch in flight, the
+// new owner can read the partition's progress before that batch lands and
+// write the messages again; errors and error_lookup collapse the copy, the
+// Summing rollups add it. See the closing note of issue 16.
+func TestClusterMemberKilled(t *testing.T) {
+	if os.Getenv("ERRTRAIL_KNOWN_FAILURES") != "1" {
+		t.Skip("known failure (rollups count a rebalance's replays twice); ERRTRAIL_KNOWN_FAILURES=1 runs it")
+	}
+	cl := testenv.Cluster(t, "B")
+	n3, n4 := stackload.Open(t, cl.Nodes[0]), stackload.Open(t, cl.Nodes[1])
+	db := "errtrail_cluster_m_" + uniq()
+	dropDatabase(t, n3, cl, db)
+	tp := spreadTopic(t, n3, "errtrail.cluster-m.", 4)
+	group := "errtrail-cluster-m-" + uniq()
+	flags := []string{"--kafka.session-timeout", "6s", "--batch.rows", "20"}
+	a := startIngest(t, cl.Nodes[0], cl, db, tp, group, flags...)
+	a.ready(t, 90*time.Second)
+	b := startIngest(t, cl.Nodes[1], cl, db, tp, group, flags...)
+	b.ready(t, 90*time.Second)
+	const waves, per = 8, 50
+	for w := 0; w < waves; w++ {
+		var evs [][]byte
+		for i := 0; i < per; i++ {
+			evs = append(evs, event(fmt.Sprintf("w%d-%d", w, i), "research-agent", time.Now()))
+		}
+		produce(t, tp, evs)
+		if w == waves/2 {
+			a.kill()
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	total := "SELECT (SELECT count() FROM " + db + ".errors_local FINAL) + (SELECT count() FROM remote('" + cl.Nodes[1] + "', " + db + ".errors_local))"
+	waitCount(t, n3, total, waves*per, 3*time.Minute)
+	time.Sleep(2 * time.Second) // a late copy would show now
+	for i, c := range []driver.Conn{n3, n4} {
+		g := sums(t, c, db)
+		var r, f, e1, o, cl1, l uint64
+		fmt.Sscanf(g, "errors %d (final %d), errors_1m %d, outcomes_1m %d, callers_1m %d, error_lookup by event %d", &r, &f, &e1, &o, &cl1, &l)
+		if r == 0 || r != f || r != e1 || r != o || r != cl1 || r != l {
+			t.Errorf("shard %d after a member was killed: %s; every count must equal the rows, and none be 0", i+1, g)
+		}
+	}
+}
