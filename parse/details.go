@@ -299,23 +299,11 @@ func (d *Decoder) pbStatus(b []byte, f *facts, rec *Record) (code int, msg strin
 }
 
 func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
-	c := pbuf{b: b}
-	var url string
-	var val []byte
-	for c.more() {
-		field, wt := c.tag()
-		switch {
-		case field == 1 && wt == 2:
-			url = bytesToString(c.bytes())
-		case field == 2 && wt == 2:
-			val = c.bytes()
-		default:
-			c.skip(wt)
-		}
-	}
-	if c.bad {
+	urlb, val, bad := pbPair(b) // google.protobuf.Any: type_url, value
+	if bad {
 		return
 	}
+	url := bytesToString(urlb)
 	m := pbuf{b: val}
 	switch typeName(url) {
 	case tErrorInfo:

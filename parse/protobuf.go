@@ -160,21 +160,30 @@ func pbMapEntry(b []byte) (k, v string) {
 	return kk, bytesToString(vv)
 }
 
-// pbMapEntryRaw decodes a map entry with a string key (field 1) and returns
-// its value (field 2) undecoded: the one reader of map entries, whichever
-// the value type (a string, or a google.protobuf.Value in Struct.fields).
-func pbMapEntryRaw(b []byte) (k string, v []byte) {
+// pbPair reads the length-delimited fields 1 and 2 of a message, skipping
+// any other: a map entry's key and value, an Any's type URL and value. The
+// last occurrence of each wins, as protobuf says; bad reports a message
+// that ended inside a field.
+func pbPair(b []byte) (one, two []byte, bad bool) {
 	c := pbuf{b: b}
 	for c.more() {
 		field, wt := c.tag()
 		switch {
 		case field == 1 && wt == 2:
-			k = bytesToString(c.bytes())
+			one = c.bytes()
 		case field == 2 && wt == 2:
-			v = c.bytes()
+			two = c.bytes()
 		default:
 			c.skip(wt)
 		}
 	}
-	return
+	return one, two, c.bad
+}
+
+// pbMapEntryRaw decodes a map entry with a string key (field 1) and returns
+// its value (field 2) undecoded: the one reader of map entries, whichever
+// the value type (a string, or a google.protobuf.Value in Struct.fields).
+func pbMapEntryRaw(b []byte) (k string, v []byte) {
+	kb, v, _ := pbPair(b)
+	return bytesToString(kb), v
 }
