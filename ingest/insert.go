@@ -54,6 +54,22 @@ func (p *Pipeline) insertLoop(hard context.Context, in <-chan *slot, freeSlots c
 // errors forever (a clickhouse-go batch cannot be re-sent, so each attempt
 // builds a new one from the buffers, which stay untouched).
 func (p *Pipeline) insert(hard context.Context, s *slot) error {
+	// Read progress once more right before writing. A rebalance moves
+	// partitions while batches are in flight: the new owner may write a
+	// partition's messages from its last commit while the old owner still
+	// holds a batch of them, and whichever writes second would store them
+	// again (errors collapses the copy, the rollups would count it twice).
+	// The replay filter read progress too early to know; now the other's
+	// write has most likely landed. One small read per batch.
+	{
+		if n := p.dropStored(hard, s); n > 0 {
+			p.m.Skipped.WithLabelValues("replayed").Add(float64(n))
+			p.log.Info("skipped messages another member stored meanwhile", "messages", n, "left", s.rows)
+			if s.rows == 0 {
+				return nil
+			}
+		}
+	}
 	rows := s.rows
 	var settings map[string]any
 	if p.cfg.InsertSettings != nil {
