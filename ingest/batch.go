@@ -37,6 +37,10 @@ type batch struct {
 	// filled by the writer
 	todo   []int                    // indices of msgs to decode (not replays)
 	maxOff map[TopicPartition]int64 // highest offset per partition, skipped ones included
+	// staleProgress: partitions whose stored progress is beyond the log's
+	// end (the topic was recreated); the insert's second look at progress
+	// (Pipeline.dropStored) ignores it for them. nil when none.
+	staleProgress map[TopicPartition]bool
 }
 
 func newBatch() *batch { return &batch{maxOff: map[TopicPartition]int64{}} }
@@ -47,6 +51,7 @@ func (b *batch) reset() {
 	b.bytes = 0
 	b.first = time.Time{}
 	b.todo = b.todo[:0]
+	b.staleProgress = nil
 	b.maxOff = map[TopicPartition]int64{} // handed to the Ledger; never reused
 }
 

@@ -115,7 +115,8 @@ func (p *Pipeline) insert(hard context.Context, s *slot) error {
 // returns how many. On a cluster a failed insert may have stored the rows of
 // the shards that answered, each shard's with its progress row in the same
 // local insert; sending them again would count them twice in the rollups.
-// A partition whose progress cannot be read (its shard is down) keeps its
+// A partition whose progress cannot be read (its shard is down), or whose
+// progress the replay filter found stale (a recreated topic), keeps its
 // rows; so does every row when the read fails.
 func (p *Pipeline) dropStored(hard context.Context, s *slot) int {
 	if p.cfg.Progress == nil {
@@ -131,7 +132,11 @@ func (p *Pipeline) dropStored(hard context.Context, s *slot) int {
 			return 0
 		}
 		for part, off := range prog {
-			stored[TopicPartition{topic, part}] = off
+			k := TopicPartition{topic, part}
+			if s.b != nil && s.b.staleProgress[k] {
+				continue // a recreated topic's old progress: it vouches for nothing here
+			}
+			stored[k] = off
 		}
 	}
 	dropped := 0

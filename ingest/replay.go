@@ -59,6 +59,14 @@ func (p *Pipeline) filterReplays(hard context.Context, b *batch) error {
 		if cur, ok := b.maxOff[key]; !ok || runMax > cur {
 			b.maxOff[key] = runMax
 		}
+		if st.warned {
+			// The stored progress of a recreated topic says nothing of
+			// these messages: the insert must not drop them by it either.
+			if b.staleProgress == nil {
+				b.staleProgress = map[TopicPartition]bool{}
+			}
+			b.staleProgress[key] = true
+		}
 	}
 	for i := range b.msgs {
 		m := &b.msgs[i]

@@ -100,3 +100,34 @@ func TestFilterReplaysPerTopic(t *testing.T) {
 		t.Errorf("highest offsets %v; want %v", b.maxOff, want)
 	}
 }
+
+// TestFilterReplaysMarksStaleProgress: a partition whose stored progress is
+// beyond the log's end (a recreated topic) is named in the batch, so that
+// the insert's second look at progress does not drop its messages either;
+// a partition with ordinary progress is not.
+func TestFilterReplaysMarksStaleProgress(t *testing.T) {
+	stored := map[int32]int64{0: 5, 1: 1000}
+	p, err := New(Config{Topics: []string{"t"}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Progress: func(_ context.Context, _ driver.Conn, _ string) (map[int32]int64, error) { return stored, nil }}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBatch()
+	for _, m := range []struct {
+		part int
+		off  int64
+	}{{0, 6}, {0, 7}, {1, 0}, {1, 1}} {
+		b.msgs = append(b.msgs, kafka.Message{Topic: "t", Partition: m.part, Offset: m.off, HighWaterMark: 100})
+	}
+	if err := p.filterReplays(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	if !b.staleProgress[TopicPartition{"t", 1}] || b.staleProgress[TopicPartition{"t", 0}] || len(b.todo) != 4 {
+		t.Errorf("stale progress %v, kept %d messages; want t/1 marked (its progress 1000 is past the log's end 100), t/0 not, all 4 kept",
+			b.staleProgress, len(b.todo))
+	}
+	b.reset()
+	if b.staleProgress != nil {
+		t.Errorf("reset kept the stale-progress marks %v", b.staleProgress)
+	}
+}

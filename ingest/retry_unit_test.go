@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -12,11 +13,12 @@ import (
 )
 
 // TestUnitDropStoredBeforeRetry (a pure unit test: Config.Progress is a
-// function of the test, no server): before the next attempt of a failed
-// insert, the rows whose partition's progress covers them are dropped — on
-// a cluster the shards that answered stored them — and the others are
-// kept, in order; a partition without progress, or a failed read, keeps
-// everything.
+// function of the test, no server): before an insert and before each retry,
+// the rows whose partition's progress covers them are dropped — another
+// member stored them meanwhile, or on a cluster the shards that answered
+// did — and the others are kept, in order; a partition without progress,
+// one whose progress the replay filter found stale (a recreated topic), or
+// a failed read keeps everything.
 func TestUnitDropStoredBeforeRetry(t *testing.T) {
 	mk := func() *slot {
 		var a, b columns
@@ -30,7 +32,7 @@ func TestUnitDropStoredBeforeRetry(t *testing.T) {
 	}
 	progress := map[string]map[int32]int64{"t": {0: 13, 1: 21}} // partition 0 wholly stored, 1 up to 21; u unknown
 	fail := false
-	p := &Pipeline{cfg: Config{Topics: []string{"t", "u"}, InsertTimeout: time.Second,
+	p := &Pipeline{warn: NewLogLimiter(slog.New(slog.DiscardHandler), 5, time.Second), cfg: Config{Topics: []string{"t", "u"}, InsertTimeout: time.Second,
 		Progress: func(ctx context.Context, conn driver.Conn, topic string) (map[int32]int64, error) {
 			if fail {
 				return nil, errors.New("shard down")
@@ -47,6 +49,14 @@ func TestUnitDropStoredBeforeRetry(t *testing.T) {
 	}
 	if got := s.cols[1].offset; len(got) != 3 || got[0] != 22 || got[1] != 23 || got[2] != 5 || s.cols[1].topic[2] != "u" {
 		t.Errorf("kept %v (topics %v); want 22, 23 of t/1 and 5 of u, in order", got, s.cols[1].topic)
+	}
+
+	// A recreated topic: the replay filter marked partition 0's progress
+	// stale, so its rows are kept although the old progress covers them.
+	s = mk()
+	s.b = &batch{staleProgress: map[TopicPartition]bool{{"t", 0}: true}}
+	if n := p.dropStored(context.Background(), s); n != 2 || s.cols[0].n != 4 {
+		t.Errorf("stale progress of t/0: dropped %d, kept %d of t/0; want only t/1's 2 dropped, all 4 of t/0 kept", n, s.cols[0].n)
 	}
 
 	fail = true
