@@ -319,7 +319,8 @@ func TestClusterReplicasAndRollups(t *testing.T) {
 		first = append(first, event(fmt.Sprintf("same-minute-%d", i), "research-agent", at))
 	}
 	produce(t, tp, first)
-	ing := startIngest(t, cl.Nodes[0], cl, db, tp, "errtrail-cluster-a-"+uniq(), "--batch.rows", "1")
+	group := "errtrail-cluster-a-" + uniq()
+	ing := startIngest(t, cl.Nodes[0], cl, db, tp, group, "--batch.rows", "1")
 	ing.ready(t, 90*time.Second)
 	waitCount(t, n1, "SELECT count() FROM "+db+".errors_local", 3, 60*time.Second)
 	syncReplicas(t, n2, db)
@@ -329,7 +330,12 @@ func TestClusterReplicasAndRollups(t *testing.T) {
 		}
 	}
 
-	// Kill the second replica, write while it is down, bring it back.
+	// Kill the second replica, write while it is down (an ingester with
+	// its usual batches now: one-event batches are for the minute above),
+	// bring it back.
+	ing.stop()
+	ing = startIngest(t, cl.Nodes[0], cl, db, tp, group)
+	ing.ready(t, 90*time.Second)
 	cl.Node(t, "kill-node", 1)
 	restarted := false
 	t.Cleanup(func() {
@@ -342,7 +348,7 @@ func TestClusterReplicasAndRollups(t *testing.T) {
 		more = append(more, event(fmt.Sprintf("while-down-%d", i), "research-agent", time.Now()))
 	}
 	produce(t, tp, more)
-	waitCount(t, n1, "SELECT count() FROM "+db+".errors_local", 303, 90*time.Second)
+	waitCount(t, n1, "SELECT count() FROM "+db+".errors_local", 303, 3*time.Minute)
 	cl.Node(t, "start-node", 1)
 	restarted = true
 	n2 = stackload.Open(t, cl.Nodes[1])
