@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -173,31 +172,9 @@ func gateway(t *testing.T, next string, sink emit.Sink, agent string, mangle boo
 // startTapFor runs the command's serve as the given agent's tap.
 func startTapFor(t *testing.T, upstream, topic, brokers, agent string) (string, string) {
 	t.Helper()
-	o, err := parseFlags([]string{"--upstream", upstream, "--http.listen-address", "127.0.0.1:0",
+	return serveTap(t, "--upstream", upstream, "--http.listen-address", "127.0.0.1:0",
 		"--metrics.listen-address", "127.0.0.1:0", "--kafka.brokers", brokers, "--kafka.topic", topic,
-		"--agent", agent, "--source.id", "tap-" + agent, "--caller.header", "X-Caller"}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	addrs := make(chan [2]string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- serve(ctx, o, slog.New(slog.NewTextHandler(io.Discard, nil)), func(p, a string) { addrs <- [2]string{p, a} })
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	select {
-	case a := <-addrs:
-		return a[0], a[1]
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	}
-	return "", ""
+		"--agent", agent, "--source.id", "tap-"+agent, "--caller.header", "X-Caller")
 }
 
 // metricSums sums the samples of the named families on a /metrics page.

@@ -98,9 +98,15 @@ func agents(t *testing.T, release chan struct{}) (httpURL, grpcAddr string) {
 // proxy and admin addresses.
 func startTap(t testing.TB, upstream string, brokers []string, topic string) (string, string) {
 	t.Helper()
-	args := []string{"--upstream", upstream, "--http.listen-address", "127.0.0.1:0", "--metrics.listen-address", "127.0.0.1:0",
+	return serveTap(t, "--upstream", upstream, "--http.listen-address", "127.0.0.1:0", "--metrics.listen-address", "127.0.0.1:0",
 		"--kafka.brokers", strings.Join(brokers, ","), "--kafka.topic", topic, "--agent", "research-agent",
-		"--source.id", "tap-1", "--caller.header", "X-Caller", "--log.level", "warn"}
+		"--source.id", "tap-1", "--caller.header", "X-Caller", "--log.level", "warn")
+}
+
+// serveTap runs the command's serve with args until the test ends and
+// returns the proxy's and the admin server's addresses.
+func serveTap(t testing.TB, args ...string) (string, string) {
+	t.Helper()
 	o, err := parseFlags(args, io.Discard)
 	if err != nil {
 		t.Fatal(err)
