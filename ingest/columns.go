@@ -86,6 +86,36 @@ func (a *arena) bytes(b []byte) string {
 	}
 }
 
+// TextMax bounds the free text stored per value: errors.message and each
+// of violation_descriptions. A longer text (a reply may carry up to the
+// 1 MiB message limit) is cut at a UTF-8 boundary and ends in a marker
+// that gives its full length, within TextMax bytes in all: a stack trace
+// or an echoed request is worth its first 8 KiB to a reader, and storing
+// the rest costs every view, merge and support lookup that touches it.
+const TextMax = 8 << 10
+
+// StoredText returns s as ingest stores it: unchanged up to TextMax bytes,
+// else its head and a marker.
+func StoredText(s string) string {
+	if len(s) <= TextMax {
+		return s
+	}
+	marker := "…[truncated: " + strconv.Itoa(len(s)) + " bytes in all]"
+	cut := TextMax - len(marker)
+	for cut > 0 && s[cut]&0xC0 == 0x80 { // not inside a UTF-8 sequence
+		cut--
+	}
+	return s[:cut] + marker
+}
+
+// text copies free text into the arena, capped by StoredText.
+func (a *arena) text(s string) string {
+	if len(s) <= TextMax {
+		return a.str(s)
+	}
+	return a.str(StoredText(s)) // rare: the allocation of the capped copy is not worth avoiding
+}
+
 func (a *arena) reset() {
 	for i := range a.chunks {
 		a.chunks[i] = a.chunks[i][:0]
@@ -263,7 +293,7 @@ func (c *columns) appendRow(m *rowMeta, rec *parse.Record, derr *parse.DecodeErr
 	c.scope = append(c.scope, a.str(rec.Scope))
 	c.errorID = append(c.errorID, a.str(rec.ErrorID))
 	c.requestID = append(c.requestID, a.str(rec.RequestID))
-	c.message = append(c.message, a.str(rec.Message))
+	c.message = append(c.message, a.text(rec.Message))
 
 	start := len(c.flat)
 	for _, v := range rec.FieldViolations {
@@ -272,7 +302,7 @@ func (c *columns) appendRow(m *rowMeta, rec *parse.Record, derr *parse.DecodeErr
 	c.violationFields = append(c.violationFields, c.flat[start:len(c.flat):len(c.flat)])
 	start = len(c.flat)
 	for _, v := range rec.FieldViolations {
-		c.flat = append(c.flat, a.str(v.Description))
+		c.flat = append(c.flat, a.text(v.Description))
 	}
 	c.violationDescs = append(c.violationDescs, c.flat[start:len(c.flat):len(c.flat)])
 	start = len(c.flat)

@@ -3,6 +3,7 @@ package ingest
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/errtrail/errtrail/parse"
 )
@@ -97,5 +98,38 @@ func TestAppendRowAllocs(t *testing.T) {
 	})
 	if allocs > 0 {
 		t.Errorf("appendRow allocates %.1f times per row", allocs)
+	}
+}
+
+// TestStoredTextCapsFreeText: a message or violation description longer
+// than TextMax is stored as its head plus a marker with its full length,
+// TextMax bytes at most, cut at a UTF-8 boundary; a text of TextMax bytes
+// or less is stored unchanged, and the record itself is not changed.
+func TestStoredTextCapsFreeText(t *testing.T) {
+	exact := strings.Repeat("a", TextMax)
+	if got := StoredText(exact); got != exact {
+		t.Errorf("a text of exactly TextMax bytes was changed (%d bytes stored)", len(got))
+	}
+	long := strings.Repeat("€", 400000) // 1.2 MB of 3-byte runes: a cut lands inside one unless it backs off
+	got := StoredText(long)
+	if len(got) > TextMax || !utf8.ValidString(got) {
+		t.Fatalf("stored %d bytes (valid UTF-8: %v); want at most %d, valid", len(got), utf8.ValidString(got), TextMax)
+	}
+	if want := "…[truncated: 1200000 bytes in all]"; !strings.HasSuffix(got, want) || !strings.HasPrefix(long, strings.TrimSuffix(got, want)) {
+		t.Errorf("stored text ends %q; want the original's head and the marker %q", got[len(got)-60:], want)
+	}
+
+	var c columns
+	rec := parse.Record{EventID: "e", GRPCCode: -1, RetryAfterMS: -1, Message: long,
+		FieldViolations: []parse.FieldViolation{{Field: "a.b", Description: long}, {Field: "c", Description: "short"}}}
+	c.appendRow(&rowMeta{topic: "t"}, &rec, nil, nil)
+	if c.message[0] != got {
+		t.Errorf("message column holds %d bytes; want the capped %d", len(c.message[0]), len(got))
+	}
+	if d := c.violationDescs[0]; len(d) != 2 || d[0] != got || d[1] != "short" {
+		t.Errorf("violation descriptions %d values, first %d bytes; want the capped one and %q", len(d), len(d[0]), "short")
+	}
+	if rec.Message != long {
+		t.Error("appendRow changed the record's message")
 	}
 }

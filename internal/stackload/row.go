@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/errtrail/errtrail/ingest"
 	"github.com/errtrail/errtrail/parse"
 	"github.com/errtrail/errtrail/schema"
 )
@@ -81,7 +82,7 @@ func CompareRow(t testing.TB, name string, row schema.ErrorRow, rec *parse.Recor
 	var fields, descs, findings []string
 	for _, v := range rec.FieldViolations {
 		fields = append(fields, v.Field)
-		descs = append(descs, v.Description)
+		descs = append(descs, ingest.StoredText(v.Description))
 	}
 	for _, f := range rec.Findings {
 		findings = append(findings, string(f))
@@ -121,7 +122,7 @@ func CompareRow(t testing.TB, name string, row schema.ErrorRow, rec *parse.Recor
 		{"scope", row.Scope, rec.Scope},
 		{"error_id", row.ErrorID, rec.ErrorID},
 		{"request_id", row.RequestID, rec.RequestID},
-		{"message", row.Message, rec.Message},
+		{"message", row.Message, ingest.StoredText(rec.Message)},
 		{"violation_fields", nonNil(row.ViolationFields), nonNil(fields)},
 		{"violation_descriptions", nonNil(row.ViolationDescriptions), nonNil(descs)},
 		{"findings", nonNil(row.Findings), nonNil(findings)},
