@@ -33,6 +33,7 @@ type batch struct {
 	msgs  []kafka.Message
 	bytes int
 	first time.Time // when the first message was added
+	epoch uint64    // the source's generation the messages came in (Group); 0 for a kafka.Reader
 
 	// filled by the writer
 	todo   []int                    // indices of msgs to decode (not replays)
@@ -50,6 +51,7 @@ func (b *batch) reset() {
 	b.msgs = b.msgs[:0]
 	b.bytes = 0
 	b.first = time.Time{}
+	b.epoch = 0
 	b.todo = b.todo[:0]
 	b.staleProgress = nil
 	b.maxOff = map[TopicPartition]int64{} // handed to the Ledger; never reused

@@ -22,20 +22,27 @@ import (
 )
 
 // commit moves the consumer group's offsets to the ledger's frontier: one
-// CommitMessages call per batch with one message per partition. A failed
+// call per batch with one offset per partition, through the batch's
+// generation for a Group (which drops the partitions it no longer owns). A failed
 // commit is only counted: ClickHouse holds the rows, the next commit covers
 // them, and a replay before that is filtered by filterReplays.
-func (p *Pipeline) commit(hard context.Context, adv map[TopicPartition]int64) {
+func (p *Pipeline) commit(hard context.Context, epoch uint64, adv map[TopicPartition]int64) {
 	if len(adv) == 0 {
 		return
 	}
-	msgs := make([]kafka.Message, 0, len(adv))
-	for k, off := range adv {
-		msgs = append(msgs, kafka.Message{Topic: k.Topic, Partition: int(k.Partition), Offset: off})
-	}
 	ctx, cancel := context.WithTimeout(hard, p.cfg.CommitTimeout)
 	defer cancel()
-	if err := p.r.CommitMessages(ctx, msgs...); err != nil {
+	var err error
+	if p.fence != nil {
+		err = p.fence.commitEpoch(ctx, epoch, adv)
+	} else {
+		msgs := make([]kafka.Message, 0, len(adv))
+		for k, off := range adv {
+			msgs = append(msgs, kafka.Message{Topic: k.Topic, Partition: int(k.Partition), Offset: off})
+		}
+		err = p.r.CommitMessages(ctx, msgs...)
+	}
+	if err != nil {
 		p.m.CommitErrors.Inc()
 		p.warn.Log(slog.LevelWarn, "kafka commit failed; the rows are in ClickHouse and the next commit covers them", "err", err)
 	}

@@ -21,6 +21,14 @@ func newWindow(size int) *window {
 	return &window{size: size, cur: make(map[uint64]struct{}, size), old: map[uint64]struct{}{}}
 }
 
+// reset forgets every id. A rebalance calls it: the ids of a batch that
+// was dropped uncommitted (group.go) must not make its messages, delivered
+// again, look like re-sends.
+func (w *window) reset() {
+	clear(w.cur)
+	clear(w.old)
+}
+
 // seen reports whether h was added before, and adds it. h == 0 (no id) is
 // never seen. A zero-size window sees nothing.
 func (w *window) seen(h uint64) bool {

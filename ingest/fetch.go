@@ -6,7 +6,9 @@ package ingest
 // fills a batch taken from the pool of free batches and hands it to the
 // decode stage when the batch holds Limits.Rows messages or Limits.Bytes
 // bytes, or when its first message has waited Limits.Wait, whichever comes
-// first. Batches return to the pool only after their insert succeeded, so
+// first, and at once when the source revokes its partitions (ErrRevoked):
+// a batch never mixes two generations, and each batch carries the epoch
+// it was fetched in. Batches return to the pool only after their insert succeeded, so
 // while ClickHouse refuses rows the pool runs dry and fetching stops:
 // memory is bounded by the pool, not by what Kafka holds. The stage counts
 // consumed messages and bytes and commits nothing; a message fetched but
@@ -34,7 +36,8 @@ func (p *Pipeline) batchLoop(fetchCtx, hard context.Context, out chan<- *batch, 
 		cur            *batch
 		ctx            = fetchCtx // bounded by cur's deadline while cur has messages
 		cancel         = context.CancelFunc(func() {})
-		counted, bytes int // consumed messages and value bytes not yet in the metrics
+		counted, bytes int    // consumed messages and value bytes not yet in the metrics
+		epoch          uint64 // ErrRevoked seen so far
 	)
 	account := func() {
 		p.m.Consumed.Add(float64(counted))
@@ -69,6 +72,12 @@ func (p *Pipeline) batchLoop(fetchCtx, hard context.Context, out chan<- *batch, 
 					return
 				}
 				continue
+			case errors.Is(err, ErrRevoked): // the partitions move: hand the batch on now
+				if !flush() {
+					return
+				}
+				epoch++
+				continue
 			}
 			p.m.FetchErrors.Inc()
 			p.warn.Log(slog.LevelWarn, "kafka fetch failed", "err", err)
@@ -89,6 +98,7 @@ func (p *Pipeline) batchLoop(fetchCtx, hard context.Context, out chan<- *batch, 
 				return
 			}
 			cur.reset()
+			cur.epoch = epoch
 		}
 		var now time.Time // only the first message's time is kept
 		if len(cur.msgs) == 0 {

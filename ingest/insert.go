@@ -16,6 +16,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -32,16 +33,33 @@ func (p *Pipeline) insertLoop(hard context.Context, in <-chan *slot, freeSlots c
 	for s := range in {
 		b := s.b
 		seq := p.ledger.Open(b.maxOff)
+		var err error
 		if s.rows > 0 {
-			if err := p.insert(hard, s); err != nil {
-				return err
+			err = p.insert(hard, s)
+		} else if p.fence != nil {
+			if _, done, ok := p.fence.attempt(b.epoch); ok {
+				done()
+			} else {
+				err = errAbandoned
 			}
-			p.m.RowsInserted.Add(float64(s.rows))
-			p.m.BatchRows.Observe(float64(s.rows))
-			p.m.BatchBytes.Observe(float64(b.bytes))
-			p.m.LastInsert.SetToCurrentTime()
 		}
-		p.commit(hard, p.ledger.Written(seq))
+		switch {
+		case errors.Is(err, errAbandoned):
+			p.m.Abandoned.Add(float64(len(b.msgs)))
+			p.log.Warn("batch dropped uncommitted: its partitions moved to another member before it was stored, and that member stores it",
+				"messages", len(b.msgs), "rows", s.rows)
+			p.commit(hard, b.epoch, p.ledger.Drop(seq))
+		case err != nil:
+			return err
+		default:
+			if s.rows > 0 {
+				p.m.RowsInserted.Add(float64(s.rows))
+				p.m.BatchRows.Observe(float64(s.rows))
+				p.m.BatchBytes.Observe(float64(b.bytes))
+				p.m.LastInsert.SetToCurrentTime()
+			}
+			p.commit(hard, b.epoch, p.ledger.Written(seq))
+		}
 		b.reset()
 		s.b = nil
 		freeBatches <- b
@@ -54,39 +72,25 @@ func (p *Pipeline) insertLoop(hard context.Context, in <-chan *slot, freeSlots c
 // errors forever (a clickhouse-go batch cannot be re-sent, so each attempt
 // builds a new one from the buffers, which stay untouched).
 func (p *Pipeline) insert(hard context.Context, s *slot) error {
-	// Read progress once more right before writing. A rebalance moves
-	// partitions while batches are in flight: the new owner may write a
-	// partition's messages from its last commit while the old owner still
-	// holds a batch of them, and whichever writes second would store them
-	// again (errors collapses the copy, the rollups would count it twice).
-	// The replay filter read progress too early to know; now the other's
-	// write has most likely landed. One small read per batch.
-	{
-		if n := p.dropStored(hard, s); n > 0 {
-			p.m.Skipped.WithLabelValues("replayed").Add(float64(n))
-			p.log.Info("skipped messages another member stored meanwhile", "messages", n, "left", s.rows)
-			if s.rows == 0 {
-				return nil
-			}
-		}
-	}
-	rows := s.rows
 	var settings map[string]any
 	if p.cfg.InsertSettings != nil {
 		settings = p.cfg.InsertSettings(s.token)
 	}
 	for attempt := 0; ; attempt++ {
 		start := time.Now()
-		err := p.insertOnce(hard, s, settings)
+		err := p.fencedAttempt(hard, s, settings, attempt)
+		if errors.Is(err, errAbandoned) {
+			return err
+		}
 		if err == nil {
 			p.m.InsertDuration.Observe(time.Since(start).Seconds())
 			if attempt > 0 {
-				p.log.Info("insert succeeded after retries", "attempts", attempt+1, "rows", rows)
+				p.log.Info("insert succeeded after retries", "attempts", attempt+1, "rows", s.rows)
 			}
 			return nil
 		}
 		if hard.Err() != nil {
-			return fmt.Errorf("insert abandoned at shutdown deadline (%d rows, not committed): %w", rows, hard.Err())
+			return fmt.Errorf("insert abandoned at shutdown deadline (%d rows, not committed): %w", s.rows, hard.Err())
 		}
 		class := Classify(err)
 		if class.Permanent() {
@@ -96,18 +100,54 @@ func (p *Pipeline) insert(hard context.Context, s *slot) error {
 		p.m.InsertRetries.WithLabelValues(string(class)).Inc()
 		d := p.cfg.Backoff.Delay(attempt, nil)
 		p.warn.Log(slog.LevelWarn, "insert failed; keeping the rows and retrying", "class", class,
-			"attempt", attempt+1, "rows", rows, "backoff", d, "err", err)
+			"attempt", attempt+1, "rows", s.rows, "backoff", d, "err", err)
 		if !sleep(hard, d) {
-			return fmt.Errorf("insert abandoned at shutdown deadline (%d rows, not committed): %w", rows, hard.Err())
-		}
-		if n := p.dropStored(hard, s); n > 0 {
-			p.m.Skipped.WithLabelValues("replayed").Add(float64(n))
-			p.log.Info("rows stored by the failed insert are not sent again", "rows", n, "left", s.rows)
-			if s.rows == 0 {
-				return nil
-			}
+			return fmt.Errorf("insert abandoned at shutdown deadline (%d rows, not committed): %w", s.rows, hard.Err())
 		}
 	}
+}
+
+// fencedAttempt makes one attempt if the batch's generation may still be
+// written (always, for a source without generations): it drops the rows
+// ClickHouse already holds, then inserts the rest. Both steps end early if
+// the generation is abandoned meanwhile, which returns errAbandoned.
+//
+// Progress is read right before every attempt. Before the first: a
+// partition's former owner (a kafka.Reader source, which hands partitions
+// over at once) or a crashed member may have stored some of these
+// messages after the replay filter read progress. Before a retry: on a
+// cluster a failed insert may have stored the rows of the shards that
+// answered. Either way, sending them again would count them twice in the
+// rollups (errors collapses the copy).
+func (p *Pipeline) fencedAttempt(hard context.Context, s *slot, settings map[string]any, attempt int) error {
+	stop := hard
+	if p.fence != nil {
+		abandon, done, ok := p.fence.attempt(s.b.epoch)
+		if !ok {
+			return errAbandoned
+		}
+		defer done()
+		stop = abandon
+	}
+	if n := p.dropStored(hard, stop, s); n > 0 {
+		p.m.Skipped.WithLabelValues("replayed").Add(float64(n))
+		if attempt == 0 {
+			p.log.Info("skipped messages stored meanwhile by another member", "messages", n, "left", s.rows)
+		} else {
+			p.log.Info("rows stored by the failed insert are not sent again", "rows", n, "left", s.rows)
+		}
+	}
+	if stop != hard && stop.Err() != nil {
+		return errAbandoned
+	}
+	if s.rows == 0 {
+		return nil
+	}
+	err := p.insertOnce(hard, stop, s, settings)
+	if err != nil && stop != hard && stop.Err() != nil {
+		return errAbandoned // its outcome is unknown; the next owner's replay filter reads progress after it
+	}
+	return err
 }
 
 // dropStored removes from the slot the rows ClickHouse reports stored since
@@ -118,17 +158,22 @@ func (p *Pipeline) insert(hard context.Context, s *slot) error {
 // A partition whose progress cannot be read (its shard is down), or whose
 // progress the replay filter found stale (a recreated topic), keeps its
 // rows; so does every row when the read fails.
-func (p *Pipeline) dropStored(hard context.Context, s *slot) int {
+func (p *Pipeline) dropStored(hard, stop context.Context, s *slot) int {
 	if p.cfg.Progress == nil {
 		return 0
 	}
 	ctx, cancel := context.WithTimeout(hard, p.cfg.InsertTimeout)
 	defer cancel()
+	if stop != hard {
+		defer context.AfterFunc(stop, cancel)()
+	}
 	stored := map[TopicPartition]int64{}
 	for _, topic := range p.cfg.Topics {
 		prog, err := p.cfg.Progress(ctx, p.conn, topic)
 		if err != nil {
-			p.warn.Log(slog.LevelWarn, "progress unreadable before a retry; the batch is sent whole", "topic", topic, "err", err)
+			if stop.Err() == nil { // else the generation was abandoned: nothing is sent
+				p.warn.Log(slog.LevelWarn, "progress unreadable before an insert attempt; the batch is sent whole", "topic", topic, "err", err)
+			}
 			return 0
 		}
 		for part, off := range prog {
@@ -165,9 +210,14 @@ func (p *Pipeline) dropStored(hard context.Context, s *slot) int {
 	return dropped
 }
 
-func (p *Pipeline) insertOnce(hard context.Context, s *slot, settings map[string]any) error {
+// insertOnce makes one attempt, bounded by InsertTimeout and ended early
+// by hard or stop.
+func (p *Pipeline) insertOnce(hard, stop context.Context, s *slot, settings map[string]any) error {
 	ctx, cancel := context.WithTimeout(hard, p.cfg.InsertTimeout)
 	defer cancel()
+	if stop != hard {
+		defer context.AfterFunc(stop, cancel)()
+	}
 	if settings != nil {
 		ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings(settings)))
 	}

@@ -45,6 +45,12 @@ func (l *Ledger) Written(seq uint64) map[TopicPartition]int64 {
 			l.pending[i].written = true
 		}
 	}
+	return l.advance()
+}
+
+// advance pops the written prefix of pending and returns the partitions
+// whose committable offset it moved.
+func (l *Ledger) advance() map[TopicPartition]int64 {
 	adv := map[TopicPartition]int64{}
 	n := 0
 	for n < len(l.pending) && l.pending[n].written {
@@ -61,6 +67,21 @@ func (l *Ledger) Written(seq uint64) map[TopicPartition]int64 {
 	}
 	l.pending = append(l.pending[:0], l.pending[n:]...)
 	return adv
+}
+
+// Drop forgets batch seq, which will never be written (its consumer-group
+// generation was abandoned, group.go) and returns what advanced, as
+// Written does. Its partitions' offsets stay where written batches put
+// them; the batches after it of the same generation are dropped too, so no
+// commit passes a dropped message.
+func (l *Ledger) Drop(seq uint64) map[TopicPartition]int64 {
+	for i := range l.pending {
+		if l.pending[i].seq == seq {
+			l.pending = append(l.pending[:i], l.pending[i+1:]...)
+			break
+		}
+	}
+	return l.advance()
 }
 
 // Committable returns the highest stored offset of partition p and whether

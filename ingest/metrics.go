@@ -29,6 +29,7 @@ type Metrics struct {
 	CommitErrors     prometheus.Counter
 	FetchErrors      prometheus.Counter
 	Rebalances       prometheus.Counter
+	Abandoned        prometheus.Counter
 	LagMessages      *prometheus.GaugeVec   // no labels: absent until the first lag poll succeeds
 	LagSeconds       *prometheus.GaugeVec   // no labels
 	CommittedOffsets *prometheus.GaugeVec   // no labels
@@ -76,6 +77,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Errors returned by the Kafka consumer."}),
 		Rebalances: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "rebalances_total",
 			Help: "Consumer group rebalances seen (each makes ingest re-read its progress)."}),
+		Abandoned: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "abandoned_messages_total",
+			Help: "Messages dropped uncommitted because their consumer-group generation ended before they were stored (a rebalance outlasted the drain timeout, or the member was evicted); the partition's next owner stores them. Not a loss: a sign of slow inserts during rebalances."}),
 		LagMessages: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "consumer_lag_messages",
 			Help: "Messages the consumer group has not committed: end offset (high watermark) minus committed offset, summed over every partition of the consumed topics (from the first offset kept where nothing is committed). The whole group's, polled from Kafka, the same on every instance: aggregate with max, never sum. Absent until the first successful poll; keeps the last polled value while polls fail."}, nil),
 		LagSeconds: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "consumer_lag_seconds",
@@ -114,7 +117,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	if reg != nil {
 		reg.MustRegister(m.Consumed, m.ConsumedBytes, m.Decoded, m.DeadLetter, m.Skipped, m.RowsInserted,
 			m.InsertDuration, m.BatchRows, m.BatchBytes, m.InsertRetries, m.InsertFailures,
-			m.CommitErrors, m.FetchErrors, m.Rebalances, m.LagMessages, m.LagSeconds,
+			m.CommitErrors, m.FetchErrors, m.Rebalances, m.Abandoned, m.LagMessages, m.LagSeconds,
 			m.CommittedOffsets, m.EndOffsets, m.LagPollErrors, m.LagPollSuccess, m.LastInsert,
 			m.PermanentFailure, m.Retention)
 	}

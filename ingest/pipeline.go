@@ -138,13 +138,14 @@ func (e *PermanentError) Unwrap() error { return e.Err }
 
 // Pipeline is one consumer: Kafka reader → batches → decode → insert → commit.
 type Pipeline struct {
-	cfg  Config
-	r    *kafka.Reader
-	conn driver.Conn
-	m    *Metrics
-	log  *slog.Logger
-	bad  *LogLimiter // bad input
-	warn *LogLimiter // retries, commits
+	cfg   Config
+	r     Source
+	fence fenced // r, when its partitions move only once settled (Group); else nil
+	conn  driver.Conn
+	m     *Metrics
+	log   *slog.Logger
+	bad   *LogLimiter // bad input
+	warn  *LogLimiter // retries, commits
 
 	insertSQL string
 	running   atomic.Bool
@@ -158,6 +159,8 @@ type Pipeline struct {
 	keep  []bool
 	stats []workerStats
 
+	epoch uint64 // the epoch of the last batch the replay filter saw
+
 	// insert stage state: touched only by the insert goroutine
 	ledger Ledger
 
@@ -168,10 +171,12 @@ type Pipeline struct {
 	lagClose func()
 }
 
-// New returns a Pipeline reading r (a consumer-group kafka.Reader on
-// cfg.Topics) and writing through conn (native protocol). Unless
-// cfg.LagInterval < 0, it also polls the lag of r's consumer group.
-func New(cfg Config, r *kafka.Reader, conn driver.Conn) (*Pipeline, error) {
+// New returns a Pipeline reading r (a *Group, or a consumer-group
+// *kafka.Reader, on cfg.Topics) and writing through conn (native protocol).
+// Unless cfg.LagInterval < 0, it also polls the lag of r's consumer group.
+// Only a *Group keeps a rebalance from storing a partition's in-flight
+// messages twice (group.go).
+func New(cfg Config, r Source, conn driver.Conn) (*Pipeline, error) {
 	cfg.defaults()
 	if cfg.Progress == nil {
 		return nil, errors.New("ingest: Config.Progress is required")
@@ -187,14 +192,15 @@ func New(cfg Config, r *kafka.Reader, conn driver.Conn) (*Pipeline, error) {
 		parts:     map[TopicPartition]*partState{},
 		win:       newWindow(cfg.DedupWindow),
 	}
-	if cfg.LagInterval > 0 && r != nil && r.Config().GroupID != "" {
+	p.fence, _ = r.(fenced)
+	if rc, ok := r.(interface{ Config() kafka.ReaderConfig }); ok && cfg.LagInterval > 0 && rc.Config().GroupID != "" {
 		client := cfg.LagClient
 		if client == nil {
-			c, t := newLagClient(r.Config(), cfg.Topics)
+			c, t := newLagClient(rc.Config(), cfg.Topics)
 			client, p.lagClose = c, t.CloseIdleConnections
 		}
 		p.flight = newInflight()
-		p.lag = newLagMonitor(client, r.Config().GroupID, cfg.Topics, cfg.LagInterval, p.m, p.warn, p.flight)
+		p.lag = newLagMonitor(client, rc.Config().GroupID, cfg.Topics, cfg.LagInterval, p.m, p.warn, p.flight)
 	}
 	for i := 0; i < cfg.Workers; i++ {
 		p.decs = append(p.decs, parse.NewDecoder(cfg.Decoder))

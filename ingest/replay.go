@@ -16,6 +16,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+
+	"github.com/segmentio/kafka-go"
 )
 
 // partState is what the writer knows of one partition.
@@ -35,13 +37,27 @@ func (p *Pipeline) filterReplays(hard context.Context, b *batch) error {
 	// kafka-go has no assignment callback; its rebalance counter (reset by
 	// each Stats call) tells that partitions may have moved, possibly to a
 	// member that wrote rows and could not commit: read progress again.
-	if p.r != nil {
-		if n := p.r.Stats().Rebalances; n > 0 {
+	if r, ok := p.r.(interface{ Stats() kafka.ReaderStats }); ok {
+		if n := r.Stats().Rebalances; n > 0 {
 			p.m.Rebalances.Add(float64(n))
 			for _, st := range p.parts {
 				st.known = false
 			}
 		}
+	}
+	// A Group's new epoch: every batch of the earlier ones was stored or
+	// dropped before it began (group.go), so what this process wrote or
+	// queued vouches for nothing any more: a dropped batch must leave
+	// neither its offsets as a floor nor its event ids in the dedup window,
+	// or its messages, delivered again, would be skipped. ClickHouse's
+	// progress alone decides.
+	if b.epoch != p.epoch {
+		p.m.Rebalances.Add(float64(b.epoch - p.epoch))
+		p.epoch = b.epoch
+		for k := range p.parts {
+			p.parts[k] = &partState{last: -2, floor: -1, own: -1}
+		}
+		p.win.reset()
 	}
 	refreshed := false
 	skipped := 0

@@ -41,7 +41,7 @@ func TestUnitDropStoredBeforeRetry(t *testing.T) {
 		}}}
 
 	s := mk()
-	if n := p.dropStored(context.Background(), s); n != 6 || s.rows != 3 {
+	if n := p.dropStored(context.Background(), context.Background(), s); n != 6 || s.rows != 3 {
 		t.Fatalf("dropped %d, %d rows left; want 6 dropped (4 of partition 0, 2 of partition 1), 3 left", n, s.rows)
 	}
 	if s.cols[0].n != 0 {
@@ -55,17 +55,17 @@ func TestUnitDropStoredBeforeRetry(t *testing.T) {
 	// stale, so its rows are kept although the old progress covers them.
 	s = mk()
 	s.b = &batch{staleProgress: map[TopicPartition]bool{{"t", 0}: true}}
-	if n := p.dropStored(context.Background(), s); n != 2 || s.cols[0].n != 4 {
+	if n := p.dropStored(context.Background(), context.Background(), s); n != 2 || s.cols[0].n != 4 {
 		t.Errorf("stale progress of t/0: dropped %d, kept %d of t/0; want only t/1's 2 dropped, all 4 of t/0 kept", n, s.cols[0].n)
 	}
 
 	fail = true
 	s = mk()
-	if n := p.dropStored(context.Background(), s); n != 0 || s.rows != 9 || s.cols[0].n != 4 || s.cols[1].n != 5 {
+	if n := p.dropStored(context.Background(), context.Background(), s); n != 0 || s.rows != 9 || s.cols[0].n != 4 || s.cols[1].n != 5 {
 		t.Errorf("progress unreadable: dropped %d, rows %d (%d, %d); want every row kept", n, s.rows, s.cols[0].n, s.cols[1].n)
 	}
 	p.cfg.Progress = nil
-	if n := p.dropStored(context.Background(), mk()); n != 0 {
+	if n := p.dropStored(context.Background(), context.Background(), mk()); n != 0 {
 		t.Errorf("without Config.Progress: dropped %d", n)
 	}
 }

@@ -178,10 +178,17 @@ func (s *stack) produceTo(t *testing.T, topic string, msgs []kafka.Message) {
 	}
 }
 
-// reader returns a consumer-group reader for the stack's topic.
-// reader is a consumer-group reader of topics, set up as cmd/ingest does:
-// one topic by Topic, several by GroupTopics.
-func (s *stack) reader(topics ...string) *kafka.Reader {
+// reader is the consumer group of topics, set up as cmd/ingest does: an
+// ingest.Group over one topic by Topic, several by GroupTopics.
+func (s *stack) reader(t *testing.T, topics ...string) *ingest.Group {
+	t.Helper()
+	return s.readerDrain(t, 0, topics...)
+}
+
+// readerDrain is reader with GroupConfig.DrainTimeout drain (0: its
+// default, two thirds of the 10 s rebalance timeout).
+func (s *stack) readerDrain(t *testing.T, drain time.Duration, topics ...string) *ingest.Group {
+	t.Helper()
 	rc := kafka.ReaderConfig{
 		Brokers: s.brokers, GroupID: s.group,
 		MinBytes: 1, MaxBytes: 8 << 20, MaxWait: 200 * time.Millisecond,
@@ -194,7 +201,11 @@ func (s *stack) reader(topics ...string) *kafka.Reader {
 	} else {
 		rc.GroupTopics = topics
 	}
-	return kafka.NewReader(rc)
+	g, err := ingest.NewGroup(ingest.GroupConfig{Reader: rc, DrainTimeout: drain, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
 
 func (s *stack) config(log *slog.Logger, m *ingest.Metrics) ingest.Config {
@@ -218,14 +229,19 @@ func (s *stack) config(log *slog.Logger, m *ingest.Metrics) ingest.Config {
 type running struct {
 	cancel context.CancelFunc
 	done   chan error
-	r      *kafka.Reader
+	r      *ingest.Group
 	p      *ingest.Pipeline
 }
 
 func (s *stack) start(t *testing.T, cfg ingest.Config) *running {
 	t.Helper()
-	r := s.reader(cfg.Topics...)
-	p, err := ingest.New(cfg, r, s.conn)
+	return s.startOn(t, cfg, s.reader(t, cfg.Topics...), s.conn)
+}
+
+// startOn runs a pipeline reading r and writing through conn.
+func (s *stack) startOn(t *testing.T, cfg ingest.Config, r *ingest.Group, conn driver.Conn) *running {
+	t.Helper()
+	p, err := ingest.New(cfg, r, conn)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,10 +65,12 @@ func heartbeatInterval(session time.Duration) time.Duration {
 	return max(session/6, 100*time.Millisecond)
 }
 
-// joinGroup builds the consumer-group reader of topics; kafka-go joins the
-// group in the background and keeps retrying while brokers are away. Only a
-// bad TLS or SASL setting fails here: it is logged, and the caller exits 1.
-func joinGroup(o *options, topics []string, log *slog.Logger) (*kafka.Reader, bool) {
+// joinGroup builds the consumer group of topics (ingest.Group: a partition
+// moves in a rebalance only after its fetched batches are stored and
+// committed); kafka-go joins the group in the background and keeps
+// retrying while brokers are away. Only a bad TLS or SASL setting fails
+// here: it is logged, and the caller exits 1.
+func joinGroup(o *options, topics []string, log *slog.Logger) (*ingest.Group, bool) {
 	dialer, err := kafkaDialer(o)
 	if err != nil {
 		log.Error("kafka", "err", err)
@@ -94,7 +96,8 @@ func joinGroup(o *options, topics []string, log *slog.Logger) (*kafka.Reader, bo
 		// How long a rebalance waits for live members to rejoin (a crashed one
 		// is dropped when its session expires). kafka-go's deadline for a
 		// JoinGroup is this plus 5s, so every member needs the same value:
-		// kafka-go's default.
+		// kafka-go's default. A member that ends a generation first waits up
+		// to two thirds of it (20s) for its batches to be stored.
 		RebalanceTimeout: 30 * time.Second,
 		// After a failed join (coordinator moved, broker restarting): kafka-go
 		// waits 5s by default, which a restarted broker's consumers pay.
@@ -105,7 +108,12 @@ func joinGroup(o *options, topics []string, log *slog.Logger) (*kafka.Reader, bo
 	} else {
 		rc.GroupTopics = topics // kafka-go takes one or the other
 	}
-	return kafka.NewReader(rc), true
+	g, err := ingest.NewGroup(ingest.GroupConfig{Reader: rc, Logger: log})
+	if err != nil {
+		log.Error("kafka", "err", err)
+		return nil, false
+	}
+	return g, true
 }
 
 func kafkaDialer(o *options) (*kafka.Dialer, error) {
@@ -135,7 +143,7 @@ func kafkaDialer(o *options) (*kafka.Dialer, error) {
 
 // closeReader leaves the consumer group, giving up after 10s: a broker that
 // does not answer must not hold the process past its shutdown.
-func closeReader(reader *kafka.Reader, log *slog.Logger) {
+func closeReader(reader *ingest.Group, log *slog.Logger) {
 	closed := make(chan struct{})
 	go func() { reader.Close(); close(closed) }()
 	select {

@@ -626,22 +626,13 @@ func TestClusterQueries(t *testing.T) {
 // shard — what the killed member wrote and did not commit is recognised by
 // the progress rows and not written again — with rollups equal to the rows.
 //
-// A KNOWN FAILURE, so it runs only with ERRTRAIL_KNOWN_FAILURES=1: the rows
-// are exact, but the rollups count some events twice (+10 to +26 of about
-// 300 on a shard, in two runs of three; the same on one 18.16 server). It is
-// not the kill: with the group settled before the events flow, killing a
-// member leaves every count exact. It is the rebalance when the second
-// member joins while the first holds batches in flight: both write the
-// moved partitions' messages, each after reading progress before the
-// other's insert landed (ingest reads it again right before each insert,
-// which narrows the window to the insert itself). errors and error_lookup
-// collapse the copy, the Summing rollups add it. Closing it needs the old
-// owner to finish or drop its batches before the partition moves, which
-// segmentio/kafka-go cannot tell it (franz-go's OnPartitionsRevoked can).
+// The second member joins while the first may hold batches in flight: the
+// rebalance must not let both store a moved partition's messages (errors
+// collapses such a copy, the Summing rollups add it). ingest.Group holds
+// the partitions back until the first member's batches are committed;
+// before it, this test counted +10 to +26 of about 300 events twice in the
+// rollups in two runs of three.
 func TestClusterMemberKilled(t *testing.T) {
-	if os.Getenv("ERRTRAIL_KNOWN_FAILURES") != "1" {
-		t.Skip("known failure (rollups count a rebalance's replays twice); ERRTRAIL_KNOWN_FAILURES=1 runs it")
-	}
 	cl := testenv.Cluster(t, "B")
 	n3, n4 := stackload.Open(t, cl.Nodes[0]), stackload.Open(t, cl.Nodes[1])
 	db := "errtrail_cluster_m_" + uniq()
