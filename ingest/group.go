@@ -308,6 +308,10 @@ func (g *Group) FetchMessage(ctx context.Context) (kafka.Message, error) {
 			return kafka.Message{}, io.EOF
 		}
 		ge, changed := g.cur, g.changed
+		var msgs chan fetched
+		if ge != nil && !ge.ended {
+			msgs = ge.msgs
+		}
 		if ge != nil {
 			// Messages of epoch e are handed out once e revocations were.
 			want := ge.epoch
@@ -321,10 +325,6 @@ func (g *Group) FetchMessage(ctx context.Context) (kafka.Message, error) {
 			}
 		}
 		g.mu.Unlock()
-		var msgs chan fetched
-		if ge != nil && !ge.ended {
-			msgs = ge.msgs
-		}
 		select {
 		case f := <-msgs:
 			g.mu.Lock()
