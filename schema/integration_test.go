@@ -158,6 +158,47 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	}
 }
 
+// TestMigrateRecreatesMissingObjects: a table and a view dropped by hand
+// (what a node added to a cluster later lacks) are created again by the
+// next Migrate, which reports their migration as repaired and records
+// nothing new; a Migrate after that repairs nothing. The rows of the
+// tables that stayed are kept.
+func TestMigrateRecreatesMissingObjects(t *testing.T) {
+	conn, opts, _ := openDB(t)
+	migrate(t, conn, opts)
+	now := time.Now()
+	if err := insertLanding(t, conn, opts, now, landingDefaults(now)); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []string{"DROP TABLE " + opts.Database + ".mv6_callers_1m", "DROP TABLE " + opts.Database + ".callers_1m"} {
+		if err := conn.Exec(context.Background(), st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := migrate(t, conn, opts)
+	if fmt.Sprint(res.Repaired) != "[5]" || len(res.Applied) != 0 {
+		t.Fatalf("Migrate after dropping callers_1m and its view: %+v; want 5 repaired, nothing applied", res)
+	}
+	if n := count(t, conn, "SELECT count() FROM system.tables WHERE database = ? AND name IN ('callers_1m', 'mv6_callers_1m')", opts.Database); n != 2 {
+		t.Errorf("%d of callers_1m and its view exist after the repair; want 2", n)
+	}
+	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".errors"); n != 1 {
+		t.Errorf("errors holds %d rows after the repair; want the 1 stored before", n)
+	}
+	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".schema_migrations FINAL"); n != 6 {
+		t.Errorf("schema_migrations has %d rows; want 6 (a repair records nothing)", n)
+	}
+	if again := migrate(t, conn, opts); len(again.Repaired) != 0 {
+		t.Errorf("a second Migrate repaired %v; want nothing", again.Repaired)
+	}
+	if err := insertLanding(t, conn, opts, now, landingDefaults(now)); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, conn, "SELECT toUInt64(sum(n)) FROM "+opts.Database+".callers_1m"); n != 1 {
+		t.Errorf("the re-created view fed callers_1m %d rows; want 1", n)
+	}
+}
+
 func TestMigrateChecksums(t *testing.T) {
 	conn, opts, v := openDB(t)
 	migrate(t, conn, opts)

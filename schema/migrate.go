@@ -3,6 +3,7 @@ package schema
 import (
 	"context"
 	"fmt"
+	"regexp"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
@@ -16,6 +17,12 @@ type Result struct {
 	// renders differently now (typically after a ClickHouse upgrade). The
 	// existing tables are kept as they are; they are not an error.
 	Drifted []int
+	// Repaired lists versions recorded as applied whose tables or views the
+	// connected server lacks (a node added to the cluster later, a table
+	// dropped by hand): their statements ran again. On a cluster they run
+	// ON CLUSTER, and every statement is CREATE … IF NOT EXISTS, so the
+	// nodes that have the objects keep them as they are.
+	Repaired []int
 }
 
 // ChecksumError says that a migration applied earlier on this same server
@@ -37,9 +44,11 @@ func (e *ChecksumError) Error() string {
 // Migrate brings the database up to date: it detects the server version,
 // renders the DDL for it, runs the bootstrap (database and
 // schema_migrations) and every migration not yet recorded, and records each
-// one after all its statements succeeded. Every statement is idempotent, so
-// running Migrate again, concurrently from two processes, or after a failure
-// half way is safe.
+// one after all its statements succeeded. A migration recorded as applied
+// whose objects the connected server lacks runs again (Result.Repaired):
+// point migrate at a node added to a cluster later to give it the tables.
+// Every statement is idempotent, so running Migrate again, concurrently from
+// two processes, or after a failure half way is safe.
 func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error) {
 	if err := opts.Validate(); err != nil {
 		return Result{}, err
@@ -63,9 +72,22 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 				return res, fmt.Errorf("schema: bootstrap: %w\n%s", err, st)
 			}
 		}
+		if opts.Cluster != "" {
+			// A node joining a cluster whose schema exists: its new replica of
+			// schema_migrations fetches the records in the background. Wait
+			// for them, so that the applied migrations are repaired below
+			// rather than applied and recorded a second time.
+			if err := conn.Exec(ctx, fmt.Sprintf("SYSTEM SYNC REPLICA %s.%s", opts.Database, TableMigrations)); err != nil {
+				return res, fmt.Errorf("schema: sync the new replica of %s: %w", TableMigrations, err)
+			}
+		}
 		if done, err = readApplied(ctx, conn, opts); err != nil {
 			return res, err
 		}
+	}
+	have, err := localObjects(ctx, conn, opts.Database)
+	if err != nil {
+		return res, err
 	}
 	for _, m := range migs[1:] {
 		if a, ok := done[m.Version]; ok {
@@ -76,6 +98,15 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 				res.Drifted = append(res.Drifted, m.Version)
 			default:
 				return res, &ChecksumError{m.Version, m.Name, a.checksum, m.Checksum, a.server}
+			}
+			if missing := missingObjects(m, have); len(missing) > 0 {
+				for i, st := range m.Statements {
+					if err := conn.Exec(ctx, st); err != nil {
+						return res, fmt.Errorf("schema: migration %03d (%s), re-creating %v, statement %d: %w\n%s",
+							m.Version, m.Name, missing, i+1, err, st)
+					}
+				}
+				res.Repaired = append(res.Repaired, m.Version)
 			}
 			continue
 		}
@@ -95,6 +126,40 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 		res.Applied = append(res.Applied, m.Version)
 	}
 	return res, nil
+}
+
+// createRE matches a statement that creates a table or view and captures
+// its database and name (the renderings never quote them).
+var createRE = regexp.MustCompile(`^CREATE (?:TABLE|MATERIALIZED VIEW|VIEW) IF NOT EXISTS ([A-Za-z0-9_]+)\.([A-Za-z0-9_]+)`)
+
+// localObjects returns the names of the tables and views the connected
+// server has in db.
+func localObjects(ctx context.Context, conn driver.Conn, db string) (map[string]bool, error) {
+	rows, err := conn.Query(ctx, "SELECT name FROM system.tables WHERE database = ?", db)
+	if err != nil {
+		return nil, fmt.Errorf("schema: list the tables of %s: %w", db, err)
+	}
+	defer rows.Close()
+	have := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, fmt.Errorf("schema: list the tables of %s: %w", db, err)
+		}
+		have[n] = true
+	}
+	return have, rows.Err()
+}
+
+// missingObjects returns the tables and views m creates that have lacks.
+func missingObjects(m Migration, have map[string]bool) []string {
+	var out []string
+	for _, st := range m.Statements {
+		if g := createRE.FindStringSubmatch(st); g != nil && !have[g[2]] {
+			out = append(out, g[2])
+		}
+	}
+	return out
 }
 
 // applied is what schema_migrations holds of one migration.

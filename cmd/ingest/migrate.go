@@ -36,7 +36,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		log.Error("migrate", "err", err)
 		return 1
 	}
-	log.Info("migrated", "server", res.Server.String(), "applied", res.Applied, "current", res.Current, "drifted", res.Drifted)
+	log.Info("migrated", "server", res.Server.String(), "applied", res.Applied, "current", res.Current, "drifted", res.Drifted, "repaired", res.Repaired)
 	return 0
 }
 

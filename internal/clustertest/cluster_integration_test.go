@@ -665,3 +665,63 @@ func TestClusterMemberKilled(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterNodeAddedLater, layout A: a replica that joins after the
+// schema was migrated (here: its database dropped on that node alone) gets
+// every table and view from `ingest migrate` pointed at it, although every
+// migration is recorded as applied, and then holds the rows the other
+// replica stored before it joined. Migrating it again changes nothing.
+func TestClusterNodeAddedLater(t *testing.T) {
+	cl := testenv.Cluster(t, "A")
+	n1 := stackload.Open(t, cl.Nodes[0])
+	db := "errtrail_cluster_n_" + uniq()
+	dropDatabase(t, n1, cl, db)
+	tp := topic(t, "errtrail.cluster-n.", 2)
+	var evs [][]byte
+	for i := 0; i < 50; i++ {
+		evs = append(evs, event(fmt.Sprintf("before-join-%d", i), "research-agent", time.Now()))
+	}
+	produce(t, tp, evs)
+	ing := startIngest(t, cl.Nodes[0], cl, db, tp, "errtrail-cluster-n-"+uniq())
+	ing.ready(t, 90*time.Second)
+	waitCount(t, n1, "SELECT count() FROM "+db+".errors_local", 50, 60*time.Second)
+	ing.stop()
+
+	n2 := stackload.Open(t, cl.Nodes[1])
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := n2.Exec(ctx, "DROP DATABASE "+db); err != nil { // this node only: a new replica
+		t.Fatal(err)
+	}
+	tables := "SELECT count() FROM system.tables WHERE database = '" + db + "'"
+	if n := count(t, n2, tables); n != 0 {
+		t.Fatalf("the new replica still has %d tables", n)
+	}
+	runMigrate := func(node string) string {
+		t.Helper()
+		out, err := exec.Command(ingestBinary(t), "migrate", "--clickhouse.addr", node, "--clickhouse.database", db,
+			"--clickhouse.cluster", cl.Name).CombinedOutput()
+		if err != nil {
+			t.Fatalf("ingest migrate against %s: %v\n%s", node, err, out)
+		}
+		return string(out)
+	}
+	out := runMigrate(cl.Nodes[1])
+	if !strings.Contains(out, "applied=[]") || !strings.Contains(out, `repaired="[1 2 3 4 5 6]"`) {
+		t.Errorf("ingest migrate against the new replica: want every migration repaired (recreated, not recorded again):\n%s", out)
+	}
+	want1 := count(t, n1, tables)
+	if got := count(t, n2, tables); got != want1 {
+		t.Fatalf("after migrate the new replica has %d tables and views; the first has %d\n%s", got, want1, out)
+	}
+	syncReplicas(t, n2, db)
+	if got := sums(t, n2, db); got != want(50) {
+		t.Errorf("the new replica after migrate and sync: %v; want %v", got, want(50))
+	}
+	if got := sums(t, n1, db); got != want(50) {
+		t.Errorf("the first replica after the new one joined: %v; want %v", got, want(50))
+	}
+	if again := runMigrate(cl.Nodes[1]); !strings.Contains(again, "repaired=[]") || !strings.Contains(again, "applied=[]") {
+		t.Errorf("migrating the joined replica again did something:\n%s", again)
+	}
+}
