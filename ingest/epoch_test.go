@@ -184,4 +184,3 @@ func equalOffs(a, b []int64) bool {
 	}
 	return true
 }
-
