@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -131,5 +133,41 @@ func TestStoredTextCapsFreeText(t *testing.T) {
 	}
 	if rec.Message != long {
 		t.Error("appendRow changed the record's message")
+	}
+}
+
+// TestColumnsCloneIsIndependent: keepOnly on a clone (park.go's views)
+// leaves every column of the original as it was, and the clone holds the
+// rows it kept.
+func TestColumnsCloneIsIndependent(t *testing.T) {
+	var c columns
+	for i := 0; i < 6; i++ {
+		rec := parse.Record{EventID: "e" + string(rune('a'+i)), GRPCCode: -1, RetryAfterMS: -1, Message: "m",
+			FieldViolations: []parse.FieldViolation{{Field: "f", Description: "d"}}}
+		c.appendRow(&rowMeta{topic: "t", partition: int32(i % 2), offset: int64(i)}, &rec, nil, nil)
+	}
+	before := reflect.ValueOf(c)
+	snapshot := make([]any, before.NumField())
+	for i := range snapshot {
+		if f := before.Field(i); f.Kind() == reflect.Slice {
+			snapshot[i] = fmt.Sprint(f)
+		}
+	}
+	d := c.clone()
+	mask := []bool{false, true, false, true, false, true}
+	d.keepOnly(mask)
+	after := reflect.ValueOf(c)
+	for i := range snapshot {
+		if f := after.Field(i); f.Kind() == reflect.Slice && fmt.Sprint(f) != snapshot[i] {
+			t.Errorf("column %s of the original changed through the clone", after.Type().Field(i).Name)
+		}
+	}
+	if c.n != 6 || d.n != 3 {
+		t.Fatalf("rows: original %d, clone %d; want 6 and 3", c.n, d.n)
+	}
+	for i := 0; i < d.n; i++ {
+		if d.partition[i] != 1 || d.offset[i] != int64(2*i+1) {
+			t.Errorf("clone row %d: partition %d offset %d; want partition 1, offset %d", i, d.partition[i], d.offset[i], 2*i+1)
+		}
 	}
 }

@@ -28,11 +28,12 @@ import (
 // workers' column buffers. Two slots exist, so the next batch is decoded
 // while this one is inserted; the buffers are reused when the slot returns.
 type slot struct {
-	b     *batch
-	cols  []*columns
-	used  int // workers used by this batch
-	rows  int
-	token string
+	b      *batch
+	cols   []*columns
+	used   int // workers used by this batch
+	rows   int
+	token  string
+	pinned bool // rows of it are parked (park.go): never back to the pool, its arenas stay as they are
 }
 
 type workerStats struct {

@@ -74,6 +74,10 @@ type fenced interface {
 	// commitEpoch commits the highest stored offset per partition through the
 	// generation of epoch.
 	commitEpoch(ctx context.Context, epoch uint64, stored map[TopicPartition]int64) error
+	// pause and resume hold back, and hand out again, the messages of one
+	// partition in the generation of epoch.
+	pause(epoch uint64, tp TopicPartition)
+	resume(epoch uint64, tp TopicPartition)
 }
 
 // GroupConfig configures a Group.
@@ -123,12 +127,13 @@ type generation struct {
 	abandon  context.Context // ends when the generation is abandoned
 	cancel   context.CancelFunc
 
-	ended     bool                     // the drain began: nothing more is handed out
-	abandoned bool                     // no attempt may start, no commit is sent
-	handed    map[TopicPartition]int64 // last offset handed out
-	stored    map[TopicPartition]int64 // last offset committed (or handed to a commit)
-	attempts  int                      // insert attempts running
-	progress  chan struct{}            // closed and replaced on a commit or an attempt's end
+	ended     bool                             // the drain began: nothing more is handed out
+	abandoned bool                             // no attempt may start, no commit is sent
+	handed    map[TopicPartition]int64         // last offset handed out
+	stored    map[TopicPartition]int64         // last offset committed (or handed to a commit)
+	attempts  int                              // insert attempts running
+	progress  chan struct{}                    // closed and replaced on a commit or an attempt's end
+	paused    map[TopicPartition]chan struct{} // closed on resume
 }
 
 type fetched struct {
@@ -290,12 +295,54 @@ func (g *Group) readPartition(ctx context.Context, ge *generation, topic string,
 			}
 			continue
 		}
+		if wait := g.pausedUntil(ge, TopicPartition{topic, int32(partition)}); wait != nil {
+			select { // the message waits in this goroutine: nothing is skipped
+			case <-wait:
+			case <-ctx.Done():
+				return
+			}
+		}
 		select {
 		case ge.msgs <- fetched{m, ctx}:
 		case <-ctx.Done():
 			return
 		}
 	}
+}
+
+// pausedUntil returns a channel closed when tp is resumed, or nil if tp is
+// not paused.
+func (g *Group) pausedUntil(ge *generation, tp TopicPartition) <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return ge.paused[tp]
+}
+
+// pause stops handing out messages of tp in the generation of epoch (the
+// insert stage parks its rows: their shard is down); resume hands them out
+// again, from the first one held back. Both are no-ops for another epoch.
+func (g *Group) pause(epoch uint64, tp TopicPartition) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	ge := g.cur
+	if ge == nil || ge.epoch != epoch || ge.paused[tp] != nil {
+		return
+	}
+	if ge.paused == nil {
+		ge.paused = map[TopicPartition]chan struct{}{}
+	}
+	ge.paused[tp] = make(chan struct{})
+}
+
+func (g *Group) resume(epoch uint64, tp TopicPartition) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	ge := g.cur
+	if ge == nil || ge.epoch != epoch || ge.paused[tp] == nil {
+		return
+	}
+	close(ge.paused[tp])
+	delete(ge.paused, tp)
 }
 
 // FetchMessage returns the next message of the current generation, or

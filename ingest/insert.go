@@ -25,62 +25,156 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
 // insertLoop writes decoded slots in order, one insert at a time, and
-// commits each after its insert succeeded.
+// commits each after its insert succeeded. While rows are parked
+// (park.go) it retries them between slots, after the backoff.
 func (p *Pipeline) insertLoop(hard context.Context, in <-chan *slot, freeSlots chan<- *slot, freeBatches chan<- *batch) error {
-	for s := range in {
-		b := s.b
-		seq := p.ledger.Open(b.maxOff)
-		var err error
-		if s.rows > 0 {
-			err = p.insert(hard, s)
-		} else if p.fence != nil {
-			if _, done, ok := p.fence.attempt(b.epoch); ok {
-				done()
-			} else {
-				err = errAbandoned
+	for {
+		var retry <-chan time.Time
+		stop := func() {}
+		if len(p.parked) > 0 {
+			t := time.NewTimer(p.parkDelay())
+			retry, stop = t.C, func() { t.Stop() }
+		}
+		select {
+		case s, ok := <-in:
+			stop()
+			if !ok {
+				if len(p.parked) > 0 {
+					p.log.Warn("stopping with parked rows; they are not committed and will be fetched again", "slots", len(p.parked))
+				}
+				return nil
+			}
+			if err := p.take(hard, s, freeSlots, freeBatches); err != nil {
+				return err
+			}
+		case <-retry:
+			if err := p.retryParked(hard); err != nil {
+				return err
 			}
 		}
-		switch {
-		case errors.Is(err, errAbandoned):
-			p.m.Abandoned.Add(float64(len(b.msgs)))
-			p.log.Warn("batch dropped uncommitted: its partitions moved to another member before it was stored, and that member stores it",
-				"messages", len(b.msgs), "rows", s.rows)
-			p.commit(hard, b.epoch, p.ledger.Drop(seq))
-		case err != nil:
-			return err
-		default:
-			if s.rows > 0 {
-				p.m.RowsInserted.Add(float64(s.rows))
-				p.m.BatchRows.Observe(float64(s.rows))
-				p.m.BatchBytes.Observe(float64(b.bytes))
-				p.m.LastInsert.SetToCurrentTime()
-			}
+	}
+}
+
+// take inserts one decoded slot and commits it, then recycles its batch,
+// and its slot unless rows of it were parked (a fresh slot takes its place
+// in the pool).
+func (p *Pipeline) take(hard context.Context, s *slot, freeSlots chan<- *slot, freeBatches chan<- *batch) error {
+	b := s.b
+	seq := p.ledger.Open(b.maxOff)
+	if len(p.parked) > 0 {
+		p.purgeParked(hard, b.epoch)
+	}
+	ins := s
+	if len(p.held) > 0 && s.rows > 0 {
+		ins = p.parkHeld(s, seq) // the rows of paused partitions wait behind their parked rows
+	}
+	var err error
+	if ins.rows > 0 {
+		err = p.insert(hard, ins, seq)
+	} else if p.fence != nil {
+		if _, done, ok := p.fence.attempt(b.epoch); ok {
+			done()
+		} else {
+			err = errAbandoned
+		}
+	}
+	switch {
+	case errors.Is(err, errAbandoned):
+		p.m.Abandoned.Add(float64(len(b.msgs)))
+		p.log.Warn("batch dropped uncommitted: its partitions moved to another member before it was stored, and that member stores it",
+			"messages", len(b.msgs), "rows", s.rows)
+		p.commit(hard, b.epoch, p.ledger.Drop(seq))
+	case errors.Is(err, errParked): // what was stored is committed; the rest waits in p.parked
+	case err != nil:
+		return err
+	default:
+		if ins.rows > 0 {
+			p.m.RowsInserted.Add(float64(ins.rows))
+			p.m.BatchRows.Observe(float64(ins.rows))
+			p.m.BatchBytes.Observe(float64(b.bytes))
+			p.m.LastInsert.SetToCurrentTime()
+		}
+		if s.pinned { // its held rows are parked: the rest is written
+			p.commit(hard, b.epoch, p.ledger.WrittenParts(seq, partsExcept(b.maxOff, p.parkedOf(seq))))
+		} else {
 			p.commit(hard, b.epoch, p.ledger.Written(seq))
 		}
-		b.reset()
+	}
+	b.reset()
+	freeBatches <- b
+	if s.pinned || ins.pinned {
+		freeSlots <- p.newSlot()
+	} else {
 		s.b = nil
-		freeBatches <- b
 		freeSlots <- s
 	}
 	return nil
 }
 
+// parkedOf returns the partitions parked from batch seq.
+func (p *Pipeline) parkedOf(seq uint64) map[TopicPartition]bool {
+	out := map[TopicPartition]bool{}
+	for _, ps := range p.parked {
+		if ps.seq == seq {
+			for k := range ps.parts {
+				out[k] = true
+			}
+		}
+	}
+	return out
+}
+
+// partsExcept returns the partitions of max not in except.
+func partsExcept(max map[TopicPartition]int64, except map[TopicPartition]bool) []TopicPartition {
+	var out []TopicPartition
+	for k := range max {
+		if !except[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// purgeParked drops the parked slots of generations before epoch: a batch
+// of a newer generation means the old one ended without settling, so it was
+// abandoned (group.go).
+func (p *Pipeline) purgeParked(hard context.Context, epoch uint64) {
+	kept := p.parked[:0]
+	for _, ps := range p.parked {
+		if ps.s.b.epoch < epoch {
+			p.dropParked(hard, ps)
+			continue
+		}
+		kept = append(kept, ps)
+	}
+	clear(p.parked[len(kept):])
+	p.parked = kept
+}
+
 // insert writes the worker buffers with one INSERT, retrying transient
 // errors forever (a clickhouse-go batch cannot be re-sent, so each attempt
 // builds a new one from the buffers, which stay untouched).
-func (p *Pipeline) insert(hard context.Context, s *slot) error {
-	var settings map[string]any
-	if p.cfg.InsertSettings != nil {
-		settings = p.cfg.InsertSettings(s.token)
-	}
+func (p *Pipeline) insert(hard context.Context, s *slot, seq uint64) error {
+	settings := p.settingsFor(s.token)
 	for attempt := 0; ; attempt++ {
 		start := time.Now()
 		err := p.fencedAttempt(hard, s, settings, attempt)
 		if errors.Is(err, errAbandoned) {
 			return err
+		}
+		var pe *partialError
+		if errors.As(err, &pe) {
+			// Some shards stored their rows (now gone from s): commit those
+			// partitions, park the rest, or retry the rest alone.
+			if err := p.partlyStored(hard, s, seq, pe); err != nil {
+				return err // errParked
+			}
+			settings = p.settingsFor(s.token)
+			err = pe.err
 		}
 		if err == nil {
 			p.m.InsertDuration.Observe(time.Since(start).Seconds())
@@ -213,6 +307,15 @@ func (p *Pipeline) dropStored(hard, stop context.Context, s *slot) int {
 // insertOnce makes one attempt, bounded by InsertTimeout and ended early
 // by hard or stop.
 func (p *Pipeline) insertOnce(hard, stop context.Context, s *slot, settings map[string]any) error {
+	if p.cfg.Shards != nil {
+		return p.insertShards(hard, stop, s)
+	}
+	return p.insertTo(hard, stop, p.conn, p.insertSQL, s, settings)
+}
+
+// insertTo sends the slot's rows with one INSERT (sql) through conn, in
+// blocks of InsertBlockRows.
+func (p *Pipeline) insertTo(hard, stop context.Context, conn driver.Conn, sql string, s *slot, settings map[string]any) error {
 	ctx, cancel := context.WithTimeout(hard, p.cfg.InsertTimeout)
 	defer cancel()
 	if stop != hard {
@@ -221,7 +324,7 @@ func (p *Pipeline) insertOnce(hard, stop context.Context, s *slot, settings map[
 	if settings != nil {
 		ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings(settings)))
 	}
-	bt, err := p.conn.PrepareBatch(ctx, p.insertSQL)
+	bt, err := conn.PrepareBatch(ctx, sql)
 	if err != nil {
 		return err
 	}
@@ -245,7 +348,9 @@ func (p *Pipeline) insertOnce(hard, stop context.Context, s *slot, settings map[
 // token names the rows of a batch: per topic and partition, in order, the
 // first and last offset written. It is the same on every retry of the batch
 // and differs between batches.
-func (p *Pipeline) token(b *batch) string {
+func (p *Pipeline) token(b *batch) string { return batchToken(b) }
+
+func batchToken(b *batch) string {
 	type span struct{ lo, hi int64 }
 	spans := map[TopicPartition]span{}
 	// Messages come in runs of one partition: merge each run into the map

@@ -7,8 +7,8 @@ import (
 
 // The story: Vector, the OTel collector and ClickHouse's Kafka engine lost
 // data by committing an offset past a batch whose insert had failed. The
-// Ledger must never let a later success move the offset past an earlier
-// batch that is not written.
+// Ledger must never let a later success move a partition's offset past an
+// earlier batch whose rows of that partition are not written.
 func TestLedgerLaterSuccessDoesNotPassFailedBatch(t *testing.T) {
 	var l Ledger
 	a := l.Open(map[TopicPartition]int64{tp(0): 10, tp(1): 5})
@@ -19,15 +19,17 @@ func TestLedgerLaterSuccessDoesNotPassFailedBatch(t *testing.T) {
 	if adv := l.Written(b); len(adv) != 0 {
 		t.Fatalf("Written(b) before a: got %v; want nothing committable", adv)
 	}
-	if adv := l.Written(c); len(adv) != 0 {
-		t.Fatalf("Written(c) before a: got %v; want nothing committable", adv)
+	// c's partition 2 is in no earlier batch: it may move; partition 1 is
+	// held back by a.
+	if adv := l.Written(c); !maps.Equal(adv, map[TopicPartition]int64{tp(2): 3}) {
+		t.Fatalf("Written(c) before a: got %v; want only partition 2 (in no earlier batch) committable", adv)
 	}
 	if _, ok := l.Committable(tp(0)); ok {
 		t.Fatal("partition 0 committable while batch a is not written")
 	}
 	// a finally succeeds: the whole prefix is written.
 	adv := l.Written(a)
-	want := map[TopicPartition]int64{tp(0): 20, tp(1): 9, tp(2): 3}
+	want := map[TopicPartition]int64{tp(0): 20, tp(1): 9}
 	if !maps.Equal(adv, want) {
 		t.Fatalf("Written(a): got %v; want %v", adv, want)
 	}
@@ -91,5 +93,33 @@ func TestLedgerTopicsAreSeparate(t *testing.T) {
 	}
 	if off, _ := l.Committable(a); off != 7 {
 		t.Fatalf("a/0 committable at %d; want 7", off)
+	}
+}
+
+// WrittenParts: a batch whose partition 1 is parked (its shard is down)
+// lets partition 0 commit, holds partition 1 back in it and in every later
+// batch, and leaves the ledger once partition 1 is written too.
+func TestLedgerWrittenPartsHoldsOnlyTheParkedPartition(t *testing.T) {
+	var l Ledger
+	a := l.Open(map[TopicPartition]int64{tp(0): 10, tp(1): 5})
+	if adv := l.WrittenParts(a, []TopicPartition{tp(0)}); !maps.Equal(adv, map[TopicPartition]int64{tp(0): 10}) {
+		t.Fatalf("WrittenParts(a, 0): %v; want partition 0 at 10", adv)
+	}
+	b := l.Open(map[TopicPartition]int64{tp(0): 20, tp(1): 9})
+	if adv := l.WrittenParts(b, []TopicPartition{tp(0)}); !maps.Equal(adv, map[TopicPartition]int64{tp(0): 20}) {
+		t.Fatalf("WrittenParts(b, 0): %v; want partition 0 at 20", adv)
+	}
+	if off, ok := l.Committable(tp(1)); ok {
+		t.Fatalf("partition 1 committable at %d while its rows are parked", off)
+	}
+	// b's partition 1 is stored before a's: still held back by a.
+	if adv := l.WrittenParts(b, []TopicPartition{tp(1)}); len(adv) != 0 {
+		t.Fatalf("partition 1 of b written before a's: %v; want nothing", adv)
+	}
+	if adv := l.WrittenParts(a, []TopicPartition{tp(1)}); !maps.Equal(adv, map[TopicPartition]int64{tp(1): 9}) {
+		t.Fatalf("partition 1 of a written: %v; want partition 1 at 9", adv)
+	}
+	if l.Pending() != 0 {
+		t.Errorf("Pending = %d; want 0", l.Pending())
 	}
 }

@@ -30,6 +30,7 @@ type Metrics struct {
 	FetchErrors      prometheus.Counter
 	Rebalances       prometheus.Counter
 	Abandoned        prometheus.Counter
+	ParkedRows       prometheus.Gauge
 	LagMessages      *prometheus.GaugeVec   // no labels: absent until the first lag poll succeeds
 	LagSeconds       *prometheus.GaugeVec   // no labels
 	CommittedOffsets *prometheus.GaugeVec   // no labels
@@ -77,6 +78,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Errors returned by the Kafka consumer."}),
 		Rebalances: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "rebalances_total",
 			Help: "Consumer group rebalances seen (each makes ingest re-read its progress)."}),
+		ParkedRows: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "parked_rows",
+			Help: "Rows held in memory, uncommitted, because the cluster shard of their partition refused them while other shards took theirs; their partitions are paused until they are stored."}),
 		Abandoned: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "abandoned_messages_total",
 			Help: "Messages dropped uncommitted because their consumer-group generation ended before they were stored (a rebalance outlasted the drain timeout, or the member was evicted); the partition's next owner stores them. Not a loss: a sign of slow inserts during rebalances."}),
 		LagMessages: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "consumer_lag_messages",
@@ -117,7 +120,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	if reg != nil {
 		reg.MustRegister(m.Consumed, m.ConsumedBytes, m.Decoded, m.DeadLetter, m.Skipped, m.RowsInserted,
 			m.InsertDuration, m.BatchRows, m.BatchBytes, m.InsertRetries, m.InsertFailures,
-			m.CommitErrors, m.FetchErrors, m.Rebalances, m.Abandoned, m.LagMessages, m.LagSeconds,
+			m.CommitErrors, m.FetchErrors, m.Rebalances, m.Abandoned, m.ParkedRows, m.LagMessages, m.LagSeconds,
 			m.CommittedOffsets, m.EndOffsets, m.LagPollErrors, m.LagPollSuccess, m.LastInsert,
 			m.PermanentFailure, m.Retention)
 	}

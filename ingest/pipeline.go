@@ -62,6 +62,13 @@ type Config struct {
 	// servers that have it). nil sends no settings.
 	InsertSettings func(token string) map[string]any
 
+	// Shards, on a cluster, sends each shard its rows directly (shards.go)
+	// instead of through the Distributed Table, so that one shard down
+	// fails only its own rows; with a Group source those rows are parked
+	// and their partitions paused while the other shards' flow (park.go).
+	// nil: every insert goes to Table.
+	Shards *Shards
+
 	Progress    ProgressFunc // required
 	Retain      RetainFunc   // optional; run every RetainEvery
 	RetainEvery time.Duration
@@ -147,9 +154,10 @@ type Pipeline struct {
 	bad   *LogLimiter // bad input
 	warn  *LogLimiter // retries, commits
 
-	insertSQL string
-	running   atomic.Bool
-	failed    atomic.Pointer[PermanentError]
+	insertSQL  string
+	insertCols string // LandingColumns joined, for the shards' local inserts
+	running    atomic.Bool
+	failed     atomic.Pointer[PermanentError]
 
 	// decode stage state: touched only by the decode goroutine
 	parts map[TopicPartition]*partState
@@ -162,7 +170,11 @@ type Pipeline struct {
 	epoch uint64 // the epoch of the last batch the replay filter saw
 
 	// insert stage state: touched only by the insert goroutine
-	ledger Ledger
+	ledger    Ledger
+	parked    []*parkedSlot          // park.go, in fetch order
+	held      map[TopicPartition]int // parked slots holding rows of each partition
+	parkTries int                    // retries of the parked rows since the last one that emptied them
+	shardIdx  map[TopicPartition]int // shards.go: the shard of each partition seen
 
 	// lag is nil when lag polling is off; flight is shared by the decode
 	// stage (writer) and lag (reader).
@@ -181,16 +193,20 @@ func New(cfg Config, r Source, conn driver.Conn) (*Pipeline, error) {
 	if cfg.Progress == nil {
 		return nil, errors.New("ingest: Config.Progress is required")
 	}
+	if sh := cfg.Shards; sh != nil && (len(sh.Conns) == 0 || sh.Of == nil || sh.Table == "") {
+		return nil, errors.New("ingest: Config.Shards needs a Table, an Of function and a connection per shard")
+	}
 	if len(cfg.Topics) == 0 || slices.Contains(cfg.Topics, "") {
 		return nil, errors.New("ingest: Config.Topics must name at least one topic, and no empty one")
 	}
 	p := &Pipeline{
 		cfg: cfg, r: r, conn: conn, m: cfg.Metrics, log: cfg.Logger,
-		bad:       NewLogLimiter(cfg.Logger, 10, 10*time.Second),
-		warn:      NewLogLimiter(cfg.Logger, 5, 10*time.Second),
-		insertSQL: "INSERT INTO " + cfg.Table + " (" + strings.Join(LandingColumns, ", ") + ")",
-		parts:     map[TopicPartition]*partState{},
-		win:       newWindow(cfg.DedupWindow),
+		bad:        NewLogLimiter(cfg.Logger, 10, 10*time.Second),
+		warn:       NewLogLimiter(cfg.Logger, 5, 10*time.Second),
+		insertSQL:  "INSERT INTO " + cfg.Table + " (" + strings.Join(LandingColumns, ", ") + ")",
+		insertCols: strings.Join(LandingColumns, ", "),
+		parts:      map[TopicPartition]*partState{},
+		win:        newWindow(cfg.DedupWindow),
 	}
 	p.fence, _ = r.(fenced)
 	if rc, ok := r.(interface{ Config() kafka.ReaderConfig }); ok && cfg.LagInterval > 0 && rc.Config().GroupID != "" {
@@ -325,18 +341,22 @@ func newBatchPool(n int) chan *batch {
 	return free
 }
 
-// newSlotPool returns a pool of n slots, each with one column buffer per
-// worker.
+// newSlotPool returns a pool of n slots.
 func (p *Pipeline) newSlotPool(n int) chan *slot {
 	slots := make(chan *slot, n)
 	for i := 0; i < n; i++ {
-		s := &slot{}
-		for w := 0; w < p.cfg.Workers; w++ {
-			s.cols = append(s.cols, &columns{})
-		}
-		slots <- s
+		slots <- p.newSlot()
 	}
 	return slots
+}
+
+// newSlot returns a slot with one column buffer per worker.
+func (p *Pipeline) newSlot() *slot {
+	s := &slot{}
+	for w := 0; w < p.cfg.Workers; w++ {
+		s.cols = append(s.cols, &columns{})
+	}
+	return s
 }
 
 // reportPermanent makes perm visible: Failure, Ready, the metric and the log.

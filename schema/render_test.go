@@ -281,3 +281,11 @@ func TestFindings1hRendering(t *testing.T) {
 		}
 	}
 }
+
+// TestUnitShardOfFollowsTheShardingKey: ShardOf evaluates the sharding key
+// itself; a change to the rendering's key must change it too.
+func TestUnitShardOfFollowsTheShardingKey(t *testing.T) {
+	if kafkaShard != "cityHash64(kafka_topic, kafka_partition)" {
+		t.Fatalf("the Distributed tables shard by %s now: change ShardOf to evaluate the same key", kafkaShard)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/errtrail/errtrail/ingest"
 	"github.com/errtrail/errtrail/internal/chdial"
 	"github.com/errtrail/errtrail/internal/cliflags"
+	"github.com/errtrail/errtrail/schema"
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/plain"
@@ -32,12 +33,52 @@ func openClickHouse(ctx context.Context, o *options, log *slog.Logger) (driver.C
 // connectClickHouse opens a native-protocol pool with LZ4 compression (the
 // only combination that works with every supported server, 18.16 included).
 func connectClickHouse(ctx context.Context, o *options) (driver.Conn, error) {
+	return connectClickHouseTo(ctx, o, cliflags.SplitList(*o.chAddr))
+}
+
+// connectShards opens one connection per shard of --clickhouse.cluster, to
+// its replicas as system.clusters names them and with the options of the
+// main connection, and returns what ingest needs to write each shard its
+// rows directly (ingest.Shards); close closes the connections.
+func connectShards(ctx context.Context, o *options, conn driver.Conn, log *slog.Logger) (sh *ingest.Shards, closeAll func(), ok bool) {
+	sopt := o.schemaOptions()
+	shards, err := schema.ClusterShards(ctx, conn, sopt)
+	if err != nil {
+		log.Error("cluster shards", "err", err)
+		return nil, nil, false
+	}
+	sh = &ingest.Shards{
+		Table: schema.LocalLanding(sopt),
+		Of: func(ctx context.Context, topic string, partition int32) (int, error) {
+			return schema.ShardOf(ctx, conn, shards, topic, partition)
+		},
+	}
+	closeAll = func() {
+		for _, c := range sh.Conns {
+			c.Close()
+		}
+	}
+	for _, s := range shards {
+		c, err := connectClickHouseTo(ctx, o, s.Replicas)
+		if err != nil {
+			closeAll()
+			log.Error("connect to a shard", "shard", s.Num, "replicas", s.Replicas, "err", err)
+			return nil, nil, false
+		}
+		sh.Conns = append(sh.Conns, c)
+	}
+	log.Info("writing to each shard directly", "cluster", sopt.Cluster, "shards", len(shards), "table", sh.Table)
+	return sh, closeAll, true
+}
+
+// connectClickHouseTo is connectClickHouse to the given addresses.
+func connectClickHouseTo(ctx context.Context, o *options, addrs []string) (driver.Conn, error) {
 	tc, err := o.chTLS.Config()
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse TLS: %w", err)
 	}
 	conn, err := clickhouse.Open(&clickhouse.Options{
-		Addr:     cliflags.SplitList(*o.chAddr),
+		Addr:     addrs,
 		Protocol: clickhouse.Native,
 		Auth:     clickhouse.Auth{Database: "default", Username: *o.chUser, Password: *o.chPass},
 		// chdial does TLS and bounds every write: the driver sends the

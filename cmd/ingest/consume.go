@@ -13,7 +13,7 @@ import (
 // pipelineConfig turns the flags into the pipeline's settings, with the
 // schema package's answers for the migrated server: insert settings, the
 // stored progress of each partition, and retention.
-func pipelineConfig(o *options, topics []string, key []byte, server schema.ServerVersion, metrics *ingest.Metrics, log *slog.Logger) ingest.Config {
+func pipelineConfig(o *options, topics []string, key []byte, server schema.ServerVersion, shards *ingest.Shards, metrics *ingest.Metrics, log *slog.Logger) ingest.Config {
 	sopt := o.schemaOptions()
 	days := *o.retentionDays
 	return ingest.Config{
@@ -26,6 +26,9 @@ func pipelineConfig(o *options, topics []string, key []byte, server schema.Serve
 		InsertTimeout:   *o.insertTimeout,
 		InsertBlockRows: *o.blockRows,
 		ShutdownTimeout: *o.shutdown,
+		// On a cluster each shard gets its rows directly: one shard down
+		// does not stop the others' partitions.
+		Shards: shards,
 		InsertSettings: func(token string) map[string]any {
 			return schema.InsertSettingsFor(server, sopt, token)
 		},

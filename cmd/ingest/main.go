@@ -104,6 +104,15 @@ func runIngest(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	done()
 	log.Info("schema ready", "server", server.String(), "insert_dedup", schema.FeaturesOf(server).InsertDedup)
+	var shards *ingest.Shards
+	if *o.chCluster != "" {
+		sh, closeShards, ok := connectShards(ctx, o, conn, log)
+		if !ok {
+			return 1
+		}
+		defer closeShards()
+		shards = sh
+	}
 
 	// 3. Metrics and the HTTP server; /readyz says "starting" until step 5.
 	reg := prometheus.NewRegistry()
@@ -126,7 +135,7 @@ func runIngest(ctx context.Context, args []string, stderr io.Writer) int {
 	done()
 
 	// 5. Run until a signal.
-	pipe, err := ingest.New(pipelineConfig(o, topics, key, server, metrics, log), reader, conn)
+	pipe, err := ingest.New(pipelineConfig(o, topics, key, server, shards, metrics, log), reader, conn)
 	if err != nil {
 		log.Error("ingest", "err", err)
 		return 1

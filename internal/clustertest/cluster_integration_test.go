@@ -3,11 +3,13 @@ package clustertest
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -361,12 +363,13 @@ func TestClusterReplicasAndRollups(t *testing.T) {
 }
 
 // TestClusterShardDown, layout B (2 shards × 1 replica): with one shard's
-// node down, ingest commits nothing for rows that are not on their shard
-// (an insert waits for every shard), starts again and migrates while the
-// node is down, and once it is back every event is stored exactly once —
-// no copy of the rows the healthy shard took before each retry — with
-// rollups equal to the rows. A lookup by event id through either node finds
-// a row on either shard.
+// node down, the partitions of the healthy shard go on (stored and
+// committed to their end) while those of the down shard commit nothing
+// (their rows are parked, an insert waits for every shard), ingest starts
+// again and migrates while the node is down, and once it is back every
+// event is stored exactly once — no copy of the rows the healthy shard took
+// — with rollups equal to the rows. A lookup by event id through either
+// node finds a row on either shard.
 func TestClusterShardDown(t *testing.T) {
 	cl := testenv.Cluster(t, "B")
 	n3, n4 := stackload.Open(t, cl.Nodes[0]), stackload.Open(t, cl.Nodes[1])
@@ -387,6 +390,7 @@ func TestClusterShardDown(t *testing.T) {
 		t.Fatalf("rows per shard %d and %d: the topic's partitions should spread over both shards", a, b)
 	}
 	committed := waitCommitted(t, tp, group, 40)
+	onShard1 := partitionsIn(t, n3, db)
 
 	cl.Node(t, "stop-node", 1)
 	restarted := false
@@ -400,19 +404,41 @@ func TestClusterShardDown(t *testing.T) {
 		evs = append(evs, event(fmt.Sprintf("while-down-%d", i), "research-agent", time.Now()))
 	}
 	produce(t, tp, evs)
-	time.Sleep(8 * time.Second)
-	if got := groupOffsets(t, tp, group); !sameOffsets(got, committed) {
-		t.Errorf("with shard 2 down the group committed %v (was %v): rows not on their shard were committed", got, committed)
-	}
 
-	// 18.16 keeps nothing of a synchronous insert that failed on one shard
-	// (its error says the healthy shard's rows were written; they are not
-	// there): nothing of the while-down events is on shard 1 yet, and its
-	// progress still ends where the first 40 did. (A server that keeps the
-	// rows of the shards that answered has them dropped before each retry by
-	// their progress: ingest's TestUnitDropStoredBeforeRetry.)
-	if got := count(t, n3, "SELECT count() FROM "+db+".errors_local WHERE startsWith(event_id, 'while-down-')"); got != 0 {
-		t.Logf("shard 1 already holds %d of the while-down events (a partial insert kept; the end counts show whether any is stored twice)", got)
+	// Shard 1's partitions flow on (their rows are stored and committed,
+	// the rows of shard 2 are parked in memory and its partitions paused);
+	// shard 2's partitions commit nothing.
+	ends := endOffsets(t, tp)
+	var now map[int]int64
+	var healthyNew int64
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(300 * time.Millisecond) {
+		now = groupOffsets(t, tp, group)
+		caught := true
+		healthyNew = 0
+		for p := range onShard1 {
+			caught = caught && now[p] == ends[p]
+			healthyNew += ends[p] - committed[p]
+		}
+		if caught {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("with shard 2 down, shard 1's partitions %v committed %v; want their end offsets %v (the healthy shard must go on)", onShard1, now, ends)
+		}
+	}
+	for p := range ends {
+		if !onShard1[p] && now[p] != committed[p] {
+			t.Errorf("with shard 2 down its partition %d committed %d (was %d): rows not on their shard were committed", p, now[p], committed[p])
+		}
+	}
+	if healthyNew == 0 {
+		t.Fatal("none of the while-down events went to shard 1's partitions: the test shows nothing")
+	}
+	if n := count(t, n3, "SELECT count() FROM "+db+".errors_local WHERE startsWith(event_id, 'while-down-')"); n != uint64(healthyNew) {
+		t.Errorf("shard 1 holds %d of the while-down events while shard 2 is down; want the %d of its partitions", n, healthyNew)
+	}
+	if m := metricValue(t, ing.metrics, "errtrail_ingest_parked_rows"); m <= 0 {
+		t.Errorf("parked_rows = %v while shard 2 is down; want the rows waiting for it", m)
 	}
 
 	// A restart while the node is down: migrate and start anyway.
@@ -461,6 +487,72 @@ func TestClusterShardDown(t *testing.T) {
 			}
 		}
 	}
+}
+
+// partitionsIn returns the Kafka partitions whose rows conn's shard holds.
+func partitionsIn(t *testing.T, conn driver.Conn, db string) map[int]bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rows, err := conn.Query(ctx, "SELECT DISTINCT kafka_partition FROM "+db+".errors_local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[int]bool{}
+	for rows.Next() {
+		var p int32
+		if err := rows.Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		out[int(p)] = true
+	}
+	return out
+}
+
+// endOffsets returns the end offset of each of topic's 4 partitions.
+func endOffsets(t *testing.T, topic string) map[int]int64 {
+	t.Helper()
+	c := &kafka.Client{Addr: kafka.TCP(strings.Split(testenv.Kafka(t), ",")...), Timeout: 10 * time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var req []kafka.OffsetRequest
+	for p := 0; p < 4; p++ {
+		req = append(req, kafka.LastOffsetOf(p))
+	}
+	resp, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: req}})
+	if err != nil {
+		t.Fatalf("list offsets: %v", err)
+	}
+	out := map[int]int64{}
+	for _, p := range resp.Topics[topic] {
+		if p.Error != nil {
+			t.Fatalf("list offsets of partition %d: %v", p.Partition, p.Error)
+		}
+		out[p.Partition] = p.LastOffset
+	}
+	return out
+}
+
+// metricValue reads one unlabelled metric from an ingest process's
+// /metrics; -1 when it is absent.
+func metricValue(t *testing.T, addr, name string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return f
+			}
+		}
+	}
+	return -1
 }
 
 // groupOffsets returns the group's committed offset per partition of topic.

@@ -1,0 +1,308 @@
+package ingest
+
+// Parking, on a cluster: the rows of a shard that is down wait in memory
+// while the rows of the other shards are stored and committed.
+//
+// Every landing row goes to the shard of its Kafka partition (the cluster
+// schema shards by topic and partition), and an insert through the
+// Distributed table fails whole when one shard cannot take its rows. With
+// Config.Park (and a Group source), a failed insert of rows of several
+// partitions is tried again one partition at a time. The partitions that
+// succeed are stored and committed (Ledger.WrittenParts); the rows of the
+// others are parked: kept, in order, in a slot of their own, and their
+// partitions are paused in the Group, so no new message of them is handed
+// out (the messages wait in Kafka and in the partition reader, uncommitted).
+// Rows of a parked partition that reach the insert stage later (fetched
+// before the pause) are parked behind them. The parked rows are retried with
+// the usual backoff, oldest first, a partition never before its earlier
+// rows; once a partition has no parked rows left it is resumed.
+//
+// Nothing changes for the delivery guarantees: an offset is committed only
+// when every earlier row of its partition is stored, a partition's rows are
+// stored in offset order, and what is parked at a stop or a rebalance is
+// simply not committed (it is fetched again by the next owner). Memory is
+// bounded by the batches in flight when a pause takes effect.
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"reflect"
+	"slices"
+	"time"
+	"unsafe"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// errParked: the slot's remaining rows were parked; it must not return to
+// the pool.
+var errParked = errors.New("ingest: rows parked")
+
+// parkedSlot is a slot holding only rows of parked partitions.
+type parkedSlot struct {
+	s     *slot
+	seq   uint64 // its batch's ledger entry
+	parts map[TopicPartition]bool
+}
+
+// canPark reports whether rows may be parked (Config.Shards, a Group
+// source).
+func (p *Pipeline) canPark() bool { return p.cfg.Shards != nil && p.fence != nil }
+
+// slotParts returns the partitions of the slot's rows.
+func slotParts(s *slot) map[TopicPartition]bool {
+	parts := map[TopicPartition]bool{}
+	for w := 0; w < s.used; w++ {
+		c := s.cols[w]
+		for i := 0; i < c.n; i++ {
+			parts[TopicPartition{c.topic[i], c.partition[i]}] = true
+		}
+	}
+	return parts
+}
+
+// view returns a slot with copies of s's column slices holding only the
+// rows of partitions keep accepts. Its strings still point into s's arenas,
+// so s must not be recycled while the view lives; a slot something was
+// parked from is never recycled (pinned).
+func (s *slot) view(keep func(TopicPartition) bool) *slot {
+	v := &slot{b: s.b, used: s.used}
+	for w := 0; w < s.used; w++ {
+		c := s.cols[w].clone()
+		mask := make([]bool, c.n)
+		for i := range mask {
+			mask[i] = keep(TopicPartition{c.topic[i], c.partition[i]})
+			if mask[i] {
+				v.rows++
+			}
+		}
+		c.keepOnly(mask)
+		v.cols = append(v.cols, c)
+	}
+	v.token = slotToken(v)
+	return v
+}
+
+// keepParts removes from s the rows of partitions keep rejects.
+func (s *slot) keepParts(keep func(TopicPartition) bool) {
+	s.rows = 0
+	for w := 0; w < s.used; w++ {
+		c := s.cols[w]
+		mask := make([]bool, c.n)
+		for i := range mask {
+			mask[i] = keep(TopicPartition{c.topic[i], c.partition[i]})
+			if mask[i] {
+				s.rows++
+			}
+		}
+		c.keepOnly(mask)
+	}
+	s.token = slotToken(s)
+}
+
+// clone returns c with every slice copied into new backing arrays (the
+// strings are shared): keepOnly on the clone leaves c as it is. The arena
+// is shared too and must not be reset through the clone.
+func (c *columns) clone() *columns {
+	d := *c
+	v := reflect.ValueOf(&d).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		if f.Kind() != reflect.Slice || f.IsNil() {
+			continue
+		}
+		f = reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem() // unexported: settable through its address
+		f.Set(reflect.AppendSlice(reflect.MakeSlice(f.Type(), 0, f.Len()), f))
+	}
+	return &d
+}
+
+// slotToken names the rows of a slot as token names a batch's: per topic
+// and partition the first and last offset (the same on every retry of the
+// same rows).
+func slotToken(s *slot) string {
+	b := &batch{}
+	for w := 0; w < s.used; w++ {
+		c := s.cols[w]
+		for i := 0; i < c.n; i++ {
+			b.msgs = append(b.msgs, kafka.Message{Topic: c.topic[i], Partition: int(c.partition[i]), Offset: c.offset[i]})
+			b.todo = append(b.todo, len(b.msgs)-1)
+		}
+	}
+	return batchToken(b)
+}
+
+// partlyStored handles an insert that some shards took (pe): the stored
+// partitions are committed (with the batch's partitions that had no rows
+// left to send); the rest is parked (errParked) when the source can pause
+// partitions, else it stays in s to be retried alone (nil).
+func (p *Pipeline) partlyStored(hard context.Context, s *slot, seq uint64, pe *partialError) error {
+	p.m.RowsInserted.Add(float64(pe.rows))
+	if !p.canPark() {
+		p.commit(hard, s.b.epoch, p.ledger.WrittenParts(seq, pe.stored))
+		return nil
+	}
+	except := p.parkedOf(seq)
+	for k := range pe.failed {
+		except[k] = true
+	}
+	p.commit(hard, s.b.epoch, p.ledger.WrittenParts(seq, partsExcept(s.b.maxOff, except)))
+	p.park(s, seq, pe.failed)
+	p.log.Warn("a shard refused its rows while the others stored theirs: its rows are parked and its partitions paused",
+		"stored_partitions", len(pe.stored), "parked_partitions", len(pe.failed), "parked_rows", s.rows, "err", pe.err)
+	return errParked
+}
+
+// park keeps s (rows of parts only) for later, pins it and pauses parts.
+func (p *Pipeline) park(s *slot, seq uint64, parts map[TopicPartition]bool) {
+	s.pinned = true
+	own := &batch{epoch: s.b.epoch, staleProgress: maps.Clone(s.b.staleProgress)}
+	s.b = own
+	p.parked = append(p.parked, &parkedSlot{s: s, seq: seq, parts: maps.Clone(parts)})
+	for k := range parts {
+		if p.held == nil {
+			p.held = map[TopicPartition]int{}
+		}
+		if p.held[k] == 0 {
+			p.fence.pause(own.epoch, k)
+		}
+		p.held[k]++
+	}
+	p.m.ParkedRows.Add(float64(s.rows))
+}
+
+// unhold forgets one parked slot's claim on k and resumes k when none is
+// left.
+func (p *Pipeline) unhold(epoch uint64, k TopicPartition) {
+	p.held[k]--
+	if p.held[k] <= 0 {
+		delete(p.held, k)
+		p.fence.resume(epoch, k)
+	}
+}
+
+// parkHeld moves the rows of held partitions of a new slot behind the
+// parked ones: the other rows are returned in a view to insert now, and s
+// itself is parked with the held rows. It returns s unchanged when none of
+// its rows is held.
+func (p *Pipeline) parkHeld(s *slot, seq uint64) *slot {
+	held := map[TopicPartition]bool{}
+	for k := range slotParts(s) {
+		if p.held[k] > 0 {
+			held[k] = true
+		}
+	}
+	if len(held) == 0 {
+		return s
+	}
+	rest := s.view(func(tp TopicPartition) bool { return !held[tp] })
+	s.keepParts(func(tp TopicPartition) bool { return held[tp] })
+	p.park(s, seq, held)
+	return rest
+}
+
+// retryParked tries the parked slots in order, each partition only when no
+// earlier parked slot still holds it.
+func (p *Pipeline) retryParked(hard context.Context) error {
+	earlier := map[TopicPartition]bool{}
+	kept := p.parked[:0]
+	for _, ps := range p.parked {
+		if done, err := p.retryOne(hard, ps, earlier); err != nil {
+			return err
+		} else if done {
+			continue
+		}
+		for k := range ps.parts {
+			earlier[k] = true
+		}
+		kept = append(kept, ps)
+	}
+	clear(p.parked[len(kept):])
+	p.parked = kept
+	if len(p.parked) > 0 {
+		p.parkTries++
+	} else {
+		p.parkTries = 0
+	}
+	return nil
+}
+
+// retryOne tries the partitions of ps that no earlier slot holds and
+// reports whether ps is done (stored, or dropped with its generation).
+func (p *Pipeline) retryOne(hard context.Context, ps *parkedSlot, earlier map[TopicPartition]bool) (bool, error) {
+	epoch := ps.s.b.epoch
+	if _, done, ok := p.fence.attempt(epoch); ok {
+		done()
+	} else {
+		p.dropParked(hard, ps)
+		return true, nil
+	}
+	var stored []TopicPartition
+	for _, k := range sortedParts(ps.parts) {
+		if earlier[k] {
+			continue
+		}
+		v := ps.s.view(func(tp TopicPartition) bool { return tp == k })
+		err := p.fencedAttempt(hard, v, p.settingsFor(v.token), 0)
+		switch {
+		case errors.Is(err, errAbandoned):
+			p.dropParked(hard, ps)
+			return true, nil
+		case err != nil:
+			p.warn.Log(slog.LevelWarn, "parked rows still cannot be stored; keeping them", "topic", k.Topic,
+				"partition", k.Partition, "class", Classify(err), "err", err)
+			continue
+		}
+		stored = append(stored, k)
+		p.m.RowsInserted.Add(float64(v.rows))
+		p.m.ParkedRows.Sub(float64(v.rows))
+		delete(ps.parts, k)
+		p.unhold(epoch, k)
+	}
+	if len(stored) > 0 {
+		p.log.Info("parked rows stored", "partitions", len(stored))
+		left := ps.parts
+		ps.s.keepParts(func(tp TopicPartition) bool { return left[tp] })
+		p.commit(hard, epoch, p.ledger.WrittenParts(ps.seq, stored))
+	}
+	return len(ps.parts) == 0, nil
+}
+
+// dropParked drops a parked slot whose generation was abandoned: uncommitted,
+// for the partitions' next owner.
+func (p *Pipeline) dropParked(hard context.Context, ps *parkedSlot) {
+	p.m.Abandoned.Add(float64(ps.s.rows))
+	p.m.ParkedRows.Sub(float64(ps.s.rows))
+	for k := range ps.parts {
+		p.held[k]--
+		if p.held[k] <= 0 {
+			delete(p.held, k)
+		}
+	}
+	p.commit(hard, ps.s.b.epoch, p.ledger.Drop(ps.seq))
+}
+
+// parkDelay is the wait before the next retry of the parked rows.
+func (p *Pipeline) parkDelay() time.Duration { return p.cfg.Backoff.Delay(p.parkTries, nil) }
+
+// settingsFor returns the insert settings for a token.
+func (p *Pipeline) settingsFor(token string) map[string]any {
+	if p.cfg.InsertSettings == nil {
+		return nil
+	}
+	return p.cfg.InsertSettings(token)
+}
+
+func sortedParts(parts map[TopicPartition]bool) []TopicPartition {
+	return slices.SortedFunc(maps.Keys(parts), func(a, b TopicPartition) int {
+		if a.Topic != b.Topic {
+			if a.Topic < b.Topic {
+				return -1
+			}
+			return 1
+		}
+		return int(a.Partition) - int(b.Partition)
+	})
+}
