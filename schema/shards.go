@@ -53,7 +53,9 @@ func ClusterShards(ctx context.Context, conn driver.Conn, opts Options) ([]Shard
 // LocalLanding is the table a shard's rows can be inserted into directly,
 // as the Distributed landing table forwards them: landing_local of the
 // database, whose views write the shard's local tables.
-func LocalLanding(opts Options) string { return opts.withDefaults().Database + "." + TableLanding + "_local" }
+func LocalLanding(opts Options) string {
+	return opts.withDefaults().Database + "." + TableLanding + "_local"
+}
 
 // ShardOf returns the index in shards of the shard that the Distributed
 // tables send the rows of a Kafka partition to. They shard by
