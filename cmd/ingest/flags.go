@@ -22,6 +22,7 @@ type options struct {
 	sessionTimeout               *time.Duration
 	chAddr, chDB, chUser, chPass *string
 	chCluster                    *string
+	chShardWrites                *bool
 	chTLS                        cliflags.TLS
 	rows, bytes                  *int
 	wait                         *time.Duration
@@ -60,6 +61,8 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 		chPass:    e.Secret("clickhouse.password", "ERRTRAIL_CLICKHOUSE_PASSWORD", "ClickHouse password (never logged; prefer the env variable)"),
 		chCluster: e.String("clickhouse.cluster", "ERRTRAIL_CLICKHOUSE_CLUSTER", "", "render ON CLUSTER / Replicated* DDL for this cluster (docs/schema.md)"),
 		chTLS:     e.TLS("clickhouse", "ERRTRAIL_CLICKHOUSE", "ClickHouse"),
+		chShardWrites: e.Bool("clickhouse.shard-writes", "ERRTRAIL_CLICKHOUSE_SHARD_WRITES", true,
+			"with --clickhouse.cluster: write each shard its rows directly, at the addresses system.clusters gives (one shard down then stops only its own partitions); false: every insert goes through the Distributed landing table"),
 
 		rows:           e.Int("batch.rows", "ERRTRAIL_BATCH_ROWS", 50000, "cut a batch at this many messages"),
 		bytes:          e.Int("batch.bytes", "ERRTRAIL_BATCH_BYTES", 64<<20, "cut a batch at this many message bytes (with ~1 KiB events, --batch.rows cuts first)"),

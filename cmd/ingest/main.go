@@ -105,7 +105,7 @@ func runIngest(ctx context.Context, args []string, stderr io.Writer) int {
 	done()
 	log.Info("schema ready", "server", server.String(), "insert_dedup", schema.FeaturesOf(server).InsertDedup)
 	var shards *ingest.Shards
-	if *o.chCluster != "" {
+	if *o.chCluster != "" && *o.chShardWrites {
 		sh, closeShards, ok := connectShards(ctx, o, conn, log)
 		if !ok {
 			return 1
