@@ -41,7 +41,12 @@ func childMain(kind string, args []string) error {
 	topic := fs.String("topic", "", "topic")
 	group := fs.String("group", "", "consumer group")
 	table := fs.String("table", "", "db.table to insert into")
+	sync := fs.Bool("sync", false, "synchronous Distributed inserts (insert_distributed_sync = 1), as ingest makes on a cluster")
 	_ = fs.Parse(args)
+	settings := clickhouse.Settings{"log_queries": 1}
+	if *sync {
+		settings["insert_distributed_sync"] = 1
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 
@@ -70,7 +75,7 @@ func childMain(kind string, args []string) error {
 		ReadTimeout: 5 * time.Minute,
 		// One query_log row per INSERT, so the harness can split the
 		// server's CPU into the inserts' own and the rest (merges).
-		Settings:     clickhouse.Settings{"log_queries": 1},
+		Settings:     settings,
 		MaxOpenConns: 4,
 	})
 	if err != nil {

@@ -59,7 +59,9 @@ type harness struct {
 	topic             string
 	n                 int64
 	hwm               map[int]int64
-	srvPid            int
+	srvPid            int   // the first (or only) server's
+	srvPids           []int // every server of the cluster (-cluster), else srvPid
+	cluster           string
 	idle              time.Duration
 	groups            []string
 	kc                *kafka.Client
@@ -86,6 +88,7 @@ var allConsumers = []string{"ingest", "floor", "naive", "kafka-engine"}
 func run() error {
 	events := int64(1_000_000)
 	rounds, idle, port := 3, 3*time.Second, 19181
+	layout := "" // -cluster: a layout of scripts/cluster instead of the stack's one server
 	consumers := strings.Join(allConsumers, ",")
 	for i := 1; i < len(os.Args); i++ {
 		a := os.Args[i]
@@ -109,8 +112,10 @@ func run() error {
 			idle, err = time.ParseDuration(val())
 		case "port":
 			port, err = strconv.Atoi(val())
+		case "cluster":
+			layout = strings.ToUpper(val())
 		case "h", "help":
-			fmt.Println("usage: go run . [-events N (1000000)] [-rounds R (3)] [-consumers " + strings.Join(allConsumers, ",") + "] [-idle 3s] [-port 19181]")
+			fmt.Println("usage: go run . [-events N (1000000)] [-rounds R (3)] [-consumers " + strings.Join(allConsumers, ",") + "] [-idle 3s] [-port 19181] [-cluster A|B]")
 			return nil
 		default:
 			err = fmt.Errorf("unknown flag %s", a)
@@ -132,8 +137,32 @@ func run() error {
 		os.Setenv(k, v)
 	}
 	h.brokers, h.ch, h.http = env["ERRTRAIL_KAFKA_BROKERS"], env["ERRTRAIL_CLICKHOUSE_ADDR"], env["ERRTRAIL_CLICKHOUSE_HTTP"]
-	if h.srvPid, err = serverPid(h.root, h.ch); err != nil {
-		return fmt.Errorf("clickhouse-server pid: %w", err)
+	if layout == "" {
+		if h.srvPid, err = serverPid(h.root, h.ch); err != nil {
+			return fmt.Errorf("clickhouse-server pid: %w", err)
+		}
+		h.srvPids = []int{h.srvPid}
+	} else {
+		// Every node of the layout counts: the one ingest talks to and the
+		// ones the Distributed inserts reach.
+		cenv, err := readEnv(filepath.Join(h.root, ".stack/cluster/env"))
+		if err != nil {
+			return fmt.Errorf("%w (scripts/cluster up)", err)
+		}
+		nodes := strings.Split(cenv["ERRTRAIL_CLUSTER_"+layout+"_NODES"], ",")
+		h.cluster = cenv["ERRTRAIL_CLUSTER_"+layout+"_NAME"]
+		if h.cluster == "" || nodes[0] == "" {
+			return fmt.Errorf("no cluster layout %q in .stack/cluster/env", layout)
+		}
+		h.ch, h.http = nodes[0], strings.Split(cenv["ERRTRAIL_CLUSTER_"+layout+"_HTTP"], ",")[0]
+		for _, n := range nodes {
+			pid, err := pidListening(n)
+			if err != nil {
+				return fmt.Errorf("clickhouse-server pid of %s: %w", n, err)
+			}
+			h.srvPids = append(h.srvPids, pid)
+		}
+		h.srvPid = h.srvPids[0]
 	}
 	h.kc = &kafka.Client{Addr: kafka.TCP(strings.Split(h.brokers, ",")...), Timeout: 30 * time.Second}
 	if h.self, err = os.Executable(); err != nil {
@@ -163,8 +192,11 @@ func run() error {
 		}
 	}
 	ver, _ := h.query("SELECT version()")
-	fmt.Printf("# %s, %d events, %d rounds, ClickHouse %s (pid %d), Kafka %s, load %s\n",
-		time.Now().UTC().Format(time.RFC3339), h.n, rounds, strings.TrimSpace(ver), h.srvPid, h.brokers, loadavg())
+	fmt.Printf("# %s, %d events, %d rounds, ClickHouse %s (pids %v), Kafka %s, load %s\n",
+		time.Now().UTC().Format(time.RFC3339), h.n, rounds, strings.TrimSpace(ver), h.srvPids, h.brokers, loadavg())
+	if h.cluster != "" {
+		fmt.Printf("# cluster %s: ingest and the floor and naive consumers insert through Distributed tables on %s (synchronously); server CPU is every node's; the Kafka engine is skipped\n", h.cluster, h.ch)
+	}
 	fmt.Printf("# µs/event: own = the consumer's process (user+sys); server = clickhouse-server over the drain minus its idle rate of the %v before; total = own + server\n", h.idle)
 
 	t0 := time.Now()
@@ -223,7 +255,7 @@ func (h *harness) drain(ctx context.Context, consumer string, round int) (result
 	db := "errtrail_cost_" + name
 	group := "errtrail.cost-" + h.id + "." + strconv.Itoa(round) + "." + consumer
 	h.groups = append(h.groups, group)
-	defer h.exec("DROP DATABASE IF EXISTS " + db)
+	defer h.exec("DROP DATABASE IF EXISTS " + db + h.onCluster())
 
 	// Set up outside the measured window.
 	var start func() (*exec.Cmd, error)
@@ -259,11 +291,15 @@ func (h *harness) drain(ctx context.Context, consumer string, round int) (result
 	switch consumer {
 	case "ingest":
 		ing := filepath.Join(h.tmp, "ingest")
-		if out, err := exec.Command(ing, "migrate", "--clickhouse.database", db).CombinedOutput(); err != nil {
+		chFlags := []string{"--clickhouse.database", db}
+		if h.cluster != "" {
+			chFlags = append(chFlags, "--clickhouse.addr", h.ch, "--clickhouse.cluster", h.cluster)
+		}
+		if out, err := exec.Command(ing, append([]string{"migrate"}, chFlags...)...).CombinedOutput(); err != nil {
 			return res, fmt.Errorf("ingest migrate: %v\n%s", err, out)
 		}
-		start = child(ing, "run", "--clickhouse.database", db, "--kafka.group", group, "--kafka.topic", h.topic,
-			"--http.listen-address", fmt.Sprintf("127.0.0.1:%d", h.port))
+		start = child(append(append([]string{ing, "run"}, chFlags...), "--kafka.group", group, "--kafka.topic", h.topic,
+			"--http.listen-address", fmt.Sprintf("127.0.0.1:%d", h.port))...)
 		done, rows = committed, count("errors", "dead_letter")
 	case "floor", "naive":
 		cols := "value String"
@@ -274,14 +310,31 @@ func (h *harness) drain(ctx context.Context, consumer string, round int) (result
 		if consumer == "naive" {
 			order = "(agent, observed_at)"
 		}
-		for _, q := range []string{"CREATE DATABASE " + db, "CREATE TABLE " + db + ".t (" + cols + ") ENGINE = MergeTree ORDER BY " + order} {
+		ddl := []string{"CREATE DATABASE " + db, "CREATE TABLE " + db + ".t (" + cols + ") ENGINE = MergeTree ORDER BY " + order}
+		if h.cluster != "" {
+			// As ingest's tables: replicated local tables and a
+			// Distributed one over them, written synchronously.
+			oc := h.onCluster()
+			ddl = []string{"CREATE DATABASE " + db + oc,
+				"CREATE TABLE " + db + ".t_local" + oc + " (" + cols + ") ENGINE = ReplicatedMergeTree('/errtrail_cost/{shard}/" + db + "/t', '{replica}') ORDER BY " + order,
+				"CREATE TABLE " + db + ".t" + oc + " AS " + db + ".t_local ENGINE = Distributed(" + h.cluster + ", " + db + ", t_local, rand())"}
+		}
+		for _, q := range ddl {
 			if err := h.exec(q); err != nil {
 				return res, err
 			}
 		}
-		start = child(h.self, consumer, "-brokers", h.brokers, "-clickhouse", h.ch, "-topic", h.topic, "-group", group, "-table", db+".t")
+		args := []string{h.self, consumer, "-brokers", h.brokers, "-clickhouse", h.ch, "-topic", h.topic, "-group", group, "-table", db + ".t"}
+		if h.cluster != "" {
+			args = append(args, "-sync")
+		}
+		start = child(args...)
 		done, rows = committed, count("t")
 	case "kafka-engine":
+		if h.cluster != "" {
+			res.skipped = "not run on a cluster"
+			return res, nil
+		}
 		const cols = "v UInt8, event_id String, observed_at UInt64, agent String, endpoint String, caller String, method String, attempt UInt32"
 		for _, q := range []string{
 			"CREATE DATABASE " + db,
@@ -330,21 +383,21 @@ func (h *harness) drain(ctx context.Context, consumer string, round int) (result
 		time.Sleep(250 * time.Millisecond)
 	}
 	res.load = loadavg()
-	i0, _ := procCPU(h.srvPid)
+	i0, _ := h.serverCPU()
 	w0 := time.Now()
 	time.Sleep(h.idle)
-	i1, _ := procCPU(h.srvPid)
+	i1, _ := h.serverCPU()
 	idleRate := float64(i1-i0) / float64(time.Since(w0))
 	res.idle = idleRate
 
 	launched := time.Now()
-	sCreate, _ := procCPU(h.srvPid)
-	thCreate := threads(h.srvPid)
+	sCreate, _ := h.serverCPU()
+	thCreate := h.serverThreads()
 	cmd, err := start()
 	if err != nil {
 		return res, err
 	}
-	pid := h.srvPid
+	pid := 0
 	if cmd != nil {
 		pid = cmd.Process.Pid
 		defer func() {
@@ -370,8 +423,8 @@ func (h *harness) drain(ctx context.Context, consumer string, round int) (result
 	t0 := time.Now()
 	res.join = t0.Sub(launched)
 	own0, _ := procCPU(pid)
-	s0, _ := procCPU(h.srvPid)
-	th0 := threads(h.srvPid)
+	s0, _ := h.serverCPU()
+	th0 := h.serverThreads()
 	if cmd == nil {
 		s0, th0 = sCreate, thCreate
 	}
@@ -405,8 +458,8 @@ func (h *harness) drain(ctx context.Context, consumer string, round int) (result
 	}
 	t1 := time.Now()
 	own1, _ := procCPU(pid)
-	s1, _ := procCPU(h.srvPid)
-	th1 := threads(h.srvPid)
+	s1, _ := h.serverCPU()
+	th1 := h.serverThreads()
 	res.wall = t1.Sub(t0)
 	srv := s1 - s0
 	idleFor := res.wall
@@ -723,12 +776,45 @@ func (h *harness) query(q string) (string, error) {
 
 func (h *harness) exec(q string) error { _, err := h.query(q); return err }
 
+// onCluster is " ON CLUSTER <name>" in cluster mode, else empty.
+func (h *harness) onCluster() string {
+	if h.cluster == "" {
+		return ""
+	}
+	return " ON CLUSTER " + h.cluster
+}
+
+// serverCPU is the CPU of every server counted (user+sys).
+func (h *harness) serverCPU() (time.Duration, error) {
+	var sum time.Duration
+	for _, pid := range h.srvPids {
+		d, err := procCPU(pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += d
+	}
+	return sum, nil
+}
+
+// serverThreads samples the threads of every server (thread ids are
+// unique on the machine, so the samples merge).
+func (h *harness) serverThreads() threadSample {
+	out := threadSample{}
+	for _, pid := range h.srvPids {
+		for k, v := range threads(pid) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 func (h *harness) cleanup() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if s, err := h.query("SELECT name FROM system.databases WHERE startsWith(name, 'errtrail_cost_" + h.id + "_')"); err == nil {
 		for _, db := range strings.Fields(s) {
-			_ = h.exec("DROP DATABASE IF EXISTS " + db)
+			_ = h.exec("DROP DATABASE IF EXISTS " + db + h.onCluster())
 		}
 	}
 	if h.kc != nil && h.topic != "" {
