@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/segmentio/kafka-go"
 
@@ -492,22 +493,7 @@ func TestClusterShardDown(t *testing.T) {
 // partitionsIn returns the Kafka partitions whose rows conn's shard holds.
 func partitionsIn(t *testing.T, conn driver.Conn, db string) map[int]bool {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	rows, err := conn.Query(ctx, "SELECT DISTINCT kafka_partition FROM "+db+".errors_local")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	out := map[int]bool{}
-	for rows.Next() {
-		var p int32
-		if err := rows.Scan(&p); err != nil {
-			t.Fatal(err)
-		}
-		out[int(p)] = true
-	}
-	return out
+	return partitionsOf(t, conn, db+".errors_local")
 }
 
 // endOffsets returns the end offset of each of topic's 4 partitions.
@@ -816,4 +802,69 @@ func TestClusterNodeAddedLater(t *testing.T) {
 	if again := runMigrate(cl.Nodes[1]); !strings.Contains(again, "repaired=[]") || !strings.Contains(again, "applied=[]") {
 		t.Errorf("migrating the joined replica again did something:\n%s", again)
 	}
+}
+
+// TestClusterShardOfMatchesDistributed, layout B: schema.ShardOf sends each
+// Kafka partition to the shard a Distributed table with the schema's
+// sharding key sends it to, for partitions on both shards.
+func TestClusterShardOfMatchesDistributed(t *testing.T) {
+	cl := testenv.Cluster(t, "B")
+	n3, n4 := stackload.Open(t, cl.Nodes[0]), stackload.Open(t, cl.Nodes[1])
+	db := "errtrail_cluster_s_" + uniq()
+	dropDatabase(t, n3, cl, db)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	oc := " ON CLUSTER " + cl.Name
+	for _, q := range []string{
+		"CREATE DATABASE " + db + oc,
+		"CREATE TABLE " + db + ".t_local" + oc + " (kafka_topic String, kafka_partition Int32) ENGINE = MergeTree ORDER BY kafka_partition",
+		"CREATE TABLE " + db + ".t" + oc + " AS " + db + ".t_local ENGINE = Distributed(" + cl.Name + ", " + db + ", t_local, cityHash64(kafka_topic, kafka_partition))",
+	} {
+		if err := n3.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	const topicName = "errtrail.shard-of"
+	if err := n3.Exec(clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"insert_distributed_sync": 1})),
+		"INSERT INTO "+db+".t SELECT '"+topicName+"', toInt32(number) FROM numbers(16)"); err != nil {
+		t.Fatal(err)
+	}
+	shards, err := schema.ClusterShards(ctx, n3, schema.Options{Database: db, Cluster: cl.Name})
+	if err != nil || len(shards) != 2 {
+		t.Fatalf("shards of %s: %v, %v; want 2", cl.Name, shards, err)
+	}
+	on := [2]map[int]bool{partitionsOf(t, n3, db+".t_local"), partitionsOf(t, n4, db+".t_local")}
+	if len(on[0]) == 0 || len(on[1]) == 0 {
+		t.Fatalf("partitions per shard %v: want both shards used", on)
+	}
+	for p := 0; p < 16; p++ {
+		i, err := schema.ShardOf(ctx, n3, shards, topicName, int32(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !on[i][p] || on[1-i][p] {
+			t.Errorf("partition %d: ShardOf says shard %d; the Distributed table put it on %v", p, i+1, on)
+		}
+	}
+}
+
+// partitionsOf returns the kafka_partition values of table on conn.
+func partitionsOf(t *testing.T, conn driver.Conn, table string) map[int]bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rows, err := conn.Query(ctx, "SELECT DISTINCT kafka_partition FROM "+table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[int]bool{}
+	for rows.Next() {
+		var p int32
+		if err := rows.Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		out[int(p)] = true
+	}
+	return out
 }
