@@ -103,6 +103,8 @@ var inhibitions = []struct {
 	{"ErrtrailIngestPermanentFailure", "ErrtrailIngestStalled", false},
 	{"ErrtrailIngestPermanentFailure", "ErrtrailIngestLagHigh", false},
 	{"ErrtrailIngestStalled", "ErrtrailIngestLagHigh", false},
+	{"ErrtrailIngestDown", "ErrtrailIngestRowsParked", false},
+	{"ErrtrailIngestRowsParked", "ErrtrailIngestLagHigh", false},
 	{"ErrtrailAlerterDown", "ErrtrailAlerterStale", true},
 }
 

@@ -49,6 +49,13 @@ func Pipeline() *dashboard.DashboardBuilder {
 			ColorMode(common.BigValueColorModeBackground).GraphMode(common.BigValueGraphModeNone).
 			Thresholds(thresholds(step(nil, "green"), step(f(1), "red"))).
 			Height(4).Span(4)).
+		WithPanel(single("Rows parked (a shard refuses them)").
+			Description("On a cluster: rows ingest holds in memory, uncommitted, because their shard refuses them while the others take theirs; their partitions are paused (docs/operations.md#ingest-rows-parked).").
+			Datasource(promRef()).
+			WithTarget(PromInstant("sum(errtrail_ingest_parked_rows)", "parked")).
+			Decimals(0).NoValue("0").GraphMode(common.BigValueGraphModeArea).
+			Thresholds(thresholds(step(nil, "green"), step(f(1), "orange"))).
+			Height(4).Span(4)).
 		WithPanel(single("Alerter reads ClickHouse").
 			Datasource(promRef()).
 			WithTarget(PromInstant("min(errtrail_alerter_clickhouse_up)", "up")).

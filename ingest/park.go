@@ -140,6 +140,7 @@ func slotToken(s *slot) string {
 // partitions, else it stays in s to be retried alone (nil).
 func (p *Pipeline) partlyStored(hard context.Context, s *slot, seq uint64, pe *partialError) error {
 	p.m.RowsInserted.Add(float64(pe.rows))
+	p.m.LastInsert.SetToCurrentTime() // rows were stored: ingest is not stalled
 	if !p.canPark() {
 		p.commit(hard, s.b.epoch, p.ledger.WrittenParts(seq, pe.stored))
 		return nil
@@ -262,6 +263,7 @@ func (p *Pipeline) retryOne(hard context.Context, ps *parkedSlot, earlier map[To
 		p.unhold(epoch, k)
 	}
 	if len(stored) > 0 {
+		p.m.LastInsert.SetToCurrentTime()
 		p.log.Info("parked rows stored", "partitions", len(stored))
 		left := ps.parts
 		ps.s.keepParts(func(tp TopicPartition) bool { return left[tp] })
