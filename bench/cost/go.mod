@@ -23,3 +23,7 @@ require (
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 )
+
+require errtrail.bench/procstat v0.0.0
+
+replace errtrail.bench/procstat => ../procstat

@@ -34,6 +34,7 @@ import (
 	"syscall"
 	"time"
 
+	"errtrail.bench/procstat"
 	"github.com/segmentio/kafka-go"
 )
 
@@ -138,7 +139,7 @@ func run() error {
 	}
 	h.brokers, h.ch, h.http = env["ERRTRAIL_KAFKA_BROKERS"], env["ERRTRAIL_CLICKHOUSE_ADDR"], env["ERRTRAIL_CLICKHOUSE_HTTP"]
 	if layout == "" {
-		if h.srvPid, err = serverPid(h.root, h.ch); err != nil {
+		if h.srvPid, err = procstat.StackServer(h.root, h.ch); err != nil {
 			return fmt.Errorf("clickhouse-server pid: %w", err)
 		}
 		h.srvPids = []int{h.srvPid}
@@ -156,7 +157,7 @@ func run() error {
 		}
 		h.ch, h.http = nodes[0], strings.Split(cenv["ERRTRAIL_CLUSTER_"+layout+"_HTTP"], ",")[0]
 		for _, n := range nodes {
-			pid, err := pidListening(n)
+			pid, err := procstat.Listening(n)
 			if err != nil {
 				return fmt.Errorf("clickhouse-server pid of %s: %w", n, err)
 			}
@@ -193,7 +194,7 @@ func run() error {
 	}
 	ver, _ := h.query("SELECT version()")
 	fmt.Printf("# %s, %d events, %d rounds, ClickHouse %s (pids %v), Kafka %s, load %s\n",
-		time.Now().UTC().Format(time.RFC3339), h.n, rounds, strings.TrimSpace(ver), h.srvPids, h.brokers, loadavg())
+		time.Now().UTC().Format(time.RFC3339), h.n, rounds, strings.TrimSpace(ver), h.srvPids, h.brokers, procstat.LoadAvg())
 	if h.cluster != "" {
 		fmt.Printf("# cluster %s: ingest and the floor and naive consumers insert through Distributed tables on %s (synchronously); server CPU is every node's; the Kafka engine is skipped\n", h.cluster, h.ch)
 	}
@@ -382,7 +383,7 @@ func (h *harness) drain(ctx context.Context, consumer string, round int) (result
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	res.load = loadavg()
+	res.load = procstat.LoadAvg()
 	i0, _ := h.serverCPU()
 	w0 := time.Now()
 	time.Sleep(h.idle)
@@ -422,7 +423,7 @@ func (h *harness) drain(ctx context.Context, consumer string, round int) (result
 	}
 	t0 := time.Now()
 	res.join = t0.Sub(launched)
-	own0, _ := procCPU(pid)
+	own0, _ := procstat.CPU(pid)
 	s0, _ := h.serverCPU()
 	th0 := h.serverThreads()
 	if cmd == nil {
@@ -457,7 +458,7 @@ func (h *harness) drain(ctx context.Context, consumer string, round int) (result
 		time.Sleep(every)
 	}
 	t1 := time.Now()
-	own1, _ := procCPU(pid)
+	own1, _ := procstat.CPU(pid)
 	s1, _ := h.serverCPU()
 	th1 := h.serverThreads()
 	res.wall = t1.Sub(t0)
@@ -788,7 +789,7 @@ func (h *harness) onCluster() string {
 func (h *harness) serverCPU() (time.Duration, error) {
 	var sum time.Duration
 	for _, pid := range h.srvPids {
-		d, err := procCPU(pid)
+		d, err := procstat.CPU(pid)
 		if err != nil {
 			return 0, err
 		}
@@ -802,7 +803,7 @@ func (h *harness) serverCPU() (time.Duration, error) {
 func (h *harness) serverThreads() threadSample {
 	out := threadSample{}
 	for _, pid := range h.srvPids {
-		for k, v := range threads(pid) {
+		for k, v := range procstat.Threads(pid) {
 			out[k] = v
 		}
 	}

@@ -35,6 +35,8 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/errtrail/errtrail/schema"
+
+	"errtrail.bench/procstat"
 )
 
 type config struct {
@@ -140,7 +142,7 @@ func run(c config) error {
 	if b.ver, err = schema.DetectVersion(ctx, conn); err != nil {
 		return err
 	}
-	if b.pid, err = serverPid(c.root, c.addr); err != nil {
+	if b.pid, err = procstat.StackServer(c.root, c.addr); err != nil {
 		return err
 	}
 	vs, err := pick(allVariants(), c.only)
@@ -149,7 +151,7 @@ func run(c config) error {
 	}
 
 	b.printf("# %s, ClickHouse %s (pid %d), %d rounds × %d inserts of up to %d rows (at most %d message bytes per insert), %d variants, load %s\n",
-		time.Now().UTC().Format(time.RFC3339), b.ver, b.pid, c.rounds, c.k, c.rows, c.batchBytes, len(vs), loadavg())
+		time.Now().UTC().Format(time.RFC3339), b.ver, b.pid, c.rounds, c.k, c.rows, c.batchBytes, len(vs), procstat.LoadAvg())
 	b.printf("# µs/event of clickhouse-server CPU (utime+stime of the whole process) minus its idle rate measured before each round\n")
 	b.printf("#   ins = during the K INSERTs; qlog = the INSERTs' own CPU from system.query_log (other clients' work excluded);\n")
 	b.printf("#   settle = after the INSERTs until the database had no merge for %s; total = ins + settle;\n", c.quiet)
@@ -203,7 +205,7 @@ func run(c config) error {
 			names[i] = v.name
 		}
 		b.printf("\n## round %d, load %s, idle %.1f%% of a core (queries %.1f%%, pool %.1f%%); order: %s\n",
-			round, loadavg(), idle.total*100, idle.group["queries"]*100, idle.group["merges"]*100, strings.Join(names, " → "))
+			round, procstat.LoadAvg(), idle.total*100, idle.group["queries"]*100, idle.group["merges"]*100, strings.Join(names, " → "))
 		b.printf("  %-22s %8s %7s %8s %7s %7s %8s %7s %7s %7s %9s  %s\n",
 			"variant", "events", "ins s", "ins", "set s", "settle", "total", "queries", "pool", "mwall", "events/s", "load")
 		for _, v := range order {
@@ -298,7 +300,7 @@ func (b *bench) insert(ctx context.Context, v variant, round string, i int) erro
 }
 
 func (b *bench) measure(ctx context.Context, v variant, round int, idle idleRate) (result, error) {
-	r := result{v: v, round: round, idle: idle, load: loadavg(), rowsPerInsert: b.rowsPerInsert(v)}
+	r := result{v: v, round: round, idle: idle, load: procstat.LoadAvg(), rowsPerInsert: b.rowsPerInsert(v)}
 	db := v.db()
 	m0 := b.m.busyOf(db)
 	s0, err := takeSample(b.pid)

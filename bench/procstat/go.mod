@@ -1,0 +1,3 @@
+module errtrail.bench/procstat
+
+go 1.26.8
