@@ -52,3 +52,7 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
+
+require errtrail.bench/procstat v0.0.0
+
+replace errtrail.bench/procstat => ../procstat

@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"runtime"
-	"strings"
 	"syscall"
 	"time"
+
+	"errtrail.bench/procstat"
 )
 
 // sample is the process's CPU time, allocations and the wall clock at a point.
@@ -27,20 +27,8 @@ func take() sample {
 		wall: time.Now(),
 		user: time.Duration(ru.Utime.Nano()), sys: time.Duration(ru.Stime.Nano()),
 		mallocs: ms.Mallocs, allocB: ms.TotalAlloc, gcs: ms.NumGC,
-		load: loadavg(),
+		load: procstat.LoadAvg(),
 	}
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return f[0] + "/" + f[1] + "/" + f[2]
 }
 
 // report prints one result line: per-unit CPU (user+sys of the whole
