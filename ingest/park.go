@@ -70,18 +70,9 @@ func slotParts(s *slot) map[TopicPartition]bool {
 func (s *slot) view(keep func(TopicPartition) bool) *slot {
 	v := &slot{b: s.b, used: s.used}
 	for w := 0; w < s.used; w++ {
-		c := s.cols[w].clone()
-		mask := make([]bool, c.n)
-		for i := range mask {
-			mask[i] = keep(TopicPartition{c.topic[i], c.partition[i]})
-			if mask[i] {
-				v.rows++
-			}
-		}
-		c.keepOnly(mask)
-		v.cols = append(v.cols, c)
+		v.cols = append(v.cols, s.cols[w].clone())
 	}
-	v.token = slotToken(v)
+	v.keepParts(keep)
 	return v
 }
 
