@@ -36,7 +36,8 @@ func (p *Pipeline) insertLoop(hard context.Context, in <-chan *slot, freeSlots c
 		var retry <-chan time.Time
 		stop := func() {}
 		if len(p.parked) > 0 {
-			t := time.NewTimer(p.parkDelay())
+			// The retry is due at parkNext however many slots arrive meanwhile.
+			t := time.NewTimer(time.Until(p.parkNext))
 			retry, stop = t.C, func() { t.Stop() }
 		}
 		select {
@@ -153,6 +154,9 @@ func (p *Pipeline) purgeParked(hard context.Context, epoch uint64) {
 	}
 	clear(p.parked[len(kept):])
 	p.parked = kept
+	if len(p.parked) == 0 {
+		p.parkTries, p.parkNext = 0, time.Time{}
+	}
 }
 
 // insert writes the worker buffers with one INSERT, retrying transient

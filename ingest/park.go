@@ -153,6 +153,9 @@ func (p *Pipeline) park(s *slot, seq uint64, parts map[TopicPartition]bool) {
 	own := &batch{epoch: s.b.epoch, staleProgress: maps.Clone(s.b.staleProgress)}
 	s.b = own
 	p.parked = append(p.parked, &parkedSlot{s: s, seq: seq, parts: maps.Clone(parts)})
+	if p.parkNext.IsZero() {
+		p.parkNext = time.Now().Add(p.parkDelay())
+	}
 	for k := range parts {
 		if p.held == nil {
 			p.held = map[TopicPartition]int{}
@@ -215,8 +218,9 @@ func (p *Pipeline) retryParked(hard context.Context) error {
 	p.parked = kept
 	if len(p.parked) > 0 {
 		p.parkTries++
+		p.parkNext = time.Now().Add(p.parkDelay())
 	} else {
-		p.parkTries = 0
+		p.parkTries, p.parkNext = 0, time.Time{}
 	}
 	return nil
 }

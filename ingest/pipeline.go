@@ -174,6 +174,7 @@ type Pipeline struct {
 	parked    []*parkedSlot          // park.go, in fetch order
 	held      map[TopicPartition]int // parked slots holding rows of each partition
 	parkTries int                    // retries of the parked rows since the last one that emptied them
+	parkNext  time.Time              // when the parked rows are retried next
 	shardIdx  map[TopicPartition]int // shards.go: the shard of each partition seen
 
 	// lag is nil when lag polling is off; flight is shared by the decode
