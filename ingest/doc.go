@@ -1,6 +1,8 @@
 // Package ingest moves error events from Kafka into ClickHouse.
 //
-// A Pipeline consumes one or more topics with a kafka-go consumer group,
+// A Pipeline consumes one or more topics with a consumer group (Group: a
+// partition moves in a rebalance only once the batches fetched from it are
+// stored or given up, group.go),
 // cuts the stream into batches bounded by rows, bytes and time, decodes each
 // batch on all cores with parse.Decoder (order inside a partition is kept),
 // and writes it with ONE columnar INSERT (sent in blocks of
@@ -24,5 +26,10 @@
 //
 // Failure: transient ClickHouse errors are retried forever with capped,
 // jittered backoff while fetching stops (bounded memory); permanent errors
-// (schema mismatch, missing table) stop the pipeline and flip /readyz.
+// (schema mismatch, missing table) stop the pipeline and flip /readyz. On a
+// cluster (Config.Shards) each shard gets its rows directly, and the rows
+// of a shard that refuses them are parked while the others flow (park.go).
+//
+// Stored text is capped at TextMax (8 KiB) per message or violation
+// description.
 package ingest

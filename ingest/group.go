@@ -29,6 +29,10 @@ package ingest
 //     so its batches are dropped uncommitted for the next owner to store.
 //     Only then does the member rejoin.
 //
+// The insert stage may also pause a partition whose shard refuses its rows
+// (park.go): its reader then holds its next message until the partition is
+// resumed, so nothing is skipped and nothing more of it is fetched.
+//
 // The pipeline learns about epochs (one per generation) from ErrRevoked:
 // the n-th batch epoch is the number of ErrRevoked it saw, and Group counts
 // the same way. The pipeline asks Group before each insert attempt whether
