@@ -48,6 +48,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -119,6 +120,8 @@ type Group struct {
 	reported uint64        // ErrRevoked returned so far
 	epochs   uint64        // generations started so far
 	closed   bool
+
+	joined atomic.Bool // a generation has started: the member is in the group
 }
 
 // generation is one generation's state. Its fields after gen are guarded by
@@ -201,6 +204,10 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 	return g, nil
 }
 
+// Joined reports whether the member has been in the group: a first
+// generation started (it stays true through later rebalances).
+func (g *Group) Joined() bool { return g.joined.Load() }
+
 // Config returns the reader configuration the group stands in for (the lag
 // monitor reads the group id, brokers and dialer from it).
 func (g *Group) Config() kafka.ReaderConfig { return g.cfg.Reader }
@@ -256,6 +263,7 @@ func (g *Group) begin(gen *kafka.Generation) {
 	g.cur = ge
 	g.signal()
 	g.mu.Unlock()
+	g.joined.Store(true)
 	g.log.Info("kafka consumer group: generation started", "generation", gen.ID, "partitions", len(ge.assigned))
 	gen.Start(func(ctx context.Context) {
 		<-ctx.Done()

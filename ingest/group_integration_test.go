@@ -8,6 +8,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/errtrail/errtrail/ingest"
+	"github.com/segmentio/kafka-go"
 )
 
 // TestRebalanceAbandonsBatchesItCannotStore: the first consumer's
@@ -151,5 +152,34 @@ func (p *freezeProxy) copy(dst, src net.Conn) {
 		if err != nil { // io.EOF included: the other side closes
 			return
 		}
+	}
+}
+
+// TestReadyOnlyInTheGroup: a pipeline whose consumer group cannot be joined
+// (no broker listens where it points) runs but is not ready; one on the
+// stack's Kafka becomes ready once it is in the group.
+func TestReadyOnlyInTheGroup(t *testing.T) {
+	skipShort(t)
+	s := newStack(t, 2)
+	away, err := ingest.NewGroup(ingest.GroupConfig{Reader: kafka.ReaderConfig{Brokers: []string{"127.0.0.1:1"},
+		GroupID: s.group + "-away", Topic: s.topic, JoinGroupBackoff: 200 * time.Millisecond}, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := s.config(testLogger(t), ingest.NewMetrics(nil))
+	cfg.LagInterval = -1
+	run := s.startOn(t, cfg, away, s.conn)
+	time.Sleep(3 * time.Second)
+	if run.p.Ready() {
+		t.Error("ready while the consumer group cannot be joined (no broker)")
+	}
+	if err := run.stop(t); err != nil {
+		t.Fatal(err)
+	}
+
+	ok := s.start(t, s.config(testLogger(t), ingest.NewMetrics(nil)))
+	waitUntil(t, time.Minute, "ready once in the group", ok.p.Ready)
+	if err := ok.stop(t); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -227,8 +227,17 @@ func New(cfg Config, r Source, conn driver.Conn) (*Pipeline, error) {
 	return p, nil
 }
 
-// Ready reports whether the pipeline is consuming (for /readyz).
-func (p *Pipeline) Ready() bool { return p.running.Load() && p.failed.Load() == nil }
+// Ready reports whether the pipeline is consuming (for /readyz): running,
+// not failed, and, with a Group source, in the consumer group.
+func (p *Pipeline) Ready() bool {
+	if !p.running.Load() || p.failed.Load() != nil {
+		return false
+	}
+	if j, ok := p.r.(interface{ Joined() bool }); ok {
+		return j.Joined()
+	}
+	return true
+}
 
 // Failure returns the permanent error that stopped ingest, or nil.
 func (p *Pipeline) Failure() error {

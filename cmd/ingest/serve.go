@@ -34,7 +34,7 @@ func (r *readiness) check() error {
 		return err
 	}
 	if !pipe.Ready() {
-		return errors.New("not consuming")
+		return errors.New("not consuming (starting, stopping, or not yet in the consumer group)")
 	}
 	return nil
 }
