@@ -196,6 +196,11 @@ func (p *Pipeline) insert(hard context.Context, s *slot, seq uint64) error {
 			return &PermanentError{Class: class, Err: err}
 		}
 		p.m.InsertRetries.WithLabelValues(string(class)).Inc()
+		if p.canPark() {
+			// On a cluster the refused rows wait parked, their partitions
+			// paused, so that the other shards' partitions flow past them.
+			return p.parkFailed(hard, s, seq, err)
+		}
 		d := p.cfg.Backoff.Delay(attempt, nil)
 		p.warn.Log(slog.LevelWarn, "insert failed; keeping the rows and retrying", "class", class,
 			"attempt", attempt+1, "rows", s.rows, "backoff", d, "err", err)

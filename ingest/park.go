@@ -136,14 +136,24 @@ func (p *Pipeline) partlyStored(hard context.Context, s *slot, seq uint64, pe *p
 		p.commit(hard, s.b.epoch, p.ledger.WrittenParts(seq, pe.stored))
 		return nil
 	}
+	return p.parkFailed(hard, s, seq, pe.err)
+}
+
+// parkFailed parks every row left in s after its shard refused them (err),
+// pauses their partitions and commits the batch's other partitions: the
+// stored ones and those without rows to send. It returns errParked. A slot
+// whose rows all belong to a shard that is down must not be retried in
+// place: the healthy shards' partitions would wait behind it.
+func (p *Pipeline) parkFailed(hard context.Context, s *slot, seq uint64, err error) error {
+	failed := slotParts(s)
 	except := p.parkedOf(seq)
-	for k := range pe.failed {
+	for k := range failed {
 		except[k] = true
 	}
 	p.commit(hard, s.b.epoch, p.ledger.WrittenParts(seq, partsExcept(s.b.maxOff, except)))
-	p.park(s, seq, pe.failed)
-	p.log.Warn("a shard refused its rows while the others stored theirs: its rows are parked and its partitions paused",
-		"stored_partitions", len(pe.stored), "parked_partitions", len(pe.failed), "parked_rows", s.rows, "err", pe.err)
+	p.park(s, seq, failed)
+	p.warn.Log(slog.LevelWarn, "a shard refused its rows: they are parked and their partitions paused while the other partitions go on",
+		"parked_partitions", len(failed), "parked_rows", s.rows, "class", Classify(err), "err", err)
 	return errParked
 }
 
