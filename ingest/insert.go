@@ -116,49 +116,6 @@ func (p *Pipeline) take(hard context.Context, s *slot, freeSlots chan<- *slot, f
 	return nil
 }
 
-// parkedOf returns the partitions parked from batch seq.
-func (p *Pipeline) parkedOf(seq uint64) map[TopicPartition]bool {
-	out := map[TopicPartition]bool{}
-	for _, ps := range p.parked {
-		if ps.seq == seq {
-			for k := range ps.parts {
-				out[k] = true
-			}
-		}
-	}
-	return out
-}
-
-// partsExcept returns the partitions of max not in except.
-func partsExcept(max map[TopicPartition]int64, except map[TopicPartition]bool) []TopicPartition {
-	var out []TopicPartition
-	for k := range max {
-		if !except[k] {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// purgeParked drops the parked slots of generations before epoch: a batch
-// of a newer generation means the old one ended without settling, so it was
-// abandoned (group.go).
-func (p *Pipeline) purgeParked(hard context.Context, epoch uint64) {
-	kept := p.parked[:0]
-	for _, ps := range p.parked {
-		if ps.s.b.epoch < epoch {
-			p.dropParked(hard, ps)
-			continue
-		}
-		kept = append(kept, ps)
-	}
-	clear(p.parked[len(kept):])
-	p.parked = kept
-	if len(p.parked) == 0 {
-		p.parkTries, p.parkNext = 0, time.Time{}
-	}
-}
-
 // insert writes the worker buffers with one INSERT, retrying transient
 // errors forever (a clickhouse-go batch cannot be re-sent, so each attempt
 // builds a new one from the buffers, which stay untouched).

@@ -291,6 +291,49 @@ func (p *Pipeline) dropParked(hard context.Context, ps *parkedSlot) {
 	p.commit(hard, ps.s.b.epoch, p.ledger.Drop(ps.seq))
 }
 
+// parkedOf returns the partitions parked from batch seq.
+func (p *Pipeline) parkedOf(seq uint64) map[TopicPartition]bool {
+	out := map[TopicPartition]bool{}
+	for _, ps := range p.parked {
+		if ps.seq == seq {
+			for k := range ps.parts {
+				out[k] = true
+			}
+		}
+	}
+	return out
+}
+
+// partsExcept returns the partitions of max not in except.
+func partsExcept(max map[TopicPartition]int64, except map[TopicPartition]bool) []TopicPartition {
+	var out []TopicPartition
+	for k := range max {
+		if !except[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// purgeParked drops the parked slots of generations before epoch: a batch
+// of a newer generation means the old one ended without settling, so it was
+// abandoned (group.go).
+func (p *Pipeline) purgeParked(hard context.Context, epoch uint64) {
+	kept := p.parked[:0]
+	for _, ps := range p.parked {
+		if ps.s.b.epoch < epoch {
+			p.dropParked(hard, ps)
+			continue
+		}
+		kept = append(kept, ps)
+	}
+	clear(p.parked[len(kept):])
+	p.parked = kept
+	if len(p.parked) == 0 {
+		p.parkTries, p.parkNext = 0, time.Time{}
+	}
+}
+
 // parkDelay is the wait before the next retry of the parked rows.
 func (p *Pipeline) parkDelay() time.Duration { return p.cfg.Backoff.Delay(p.parkTries, nil) }
 
