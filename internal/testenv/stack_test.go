@@ -276,11 +276,16 @@ func TestLookupReadsStackEnv(t *testing.T) {
 func TestStackRestartClickHouse(t *testing.T) {
 	own := testenv.Own(t, "clickhouse")
 	addr := own.ClickHouse(t)
-	open := func() clickhouse.Conn {
+	// open connects with a short read timeout: the paused server must not
+	// answer within it. Reads that only need an answer (the setup, the count
+	// after the restart) take longer ones: under CI's load (the race run
+	// beside the cluster's four servers) a freshly started 18.16 can take
+	// more than 2 s over its first query.
+	open := func(read time.Duration) clickhouse.Conn {
 		conn, err := clickhouse.Open(&clickhouse.Options{
 			Addr:        []string{addr},
-			DialTimeout: 2 * time.Second,
-			ReadTimeout: 2 * time.Second,
+			DialTimeout: 5 * time.Second,
+			ReadTimeout: read,
 		})
 		if err != nil {
 			t.Fatalf("open: %v", err)
@@ -289,12 +294,12 @@ func TestStackRestartClickHouse(t *testing.T) {
 		return conn
 	}
 	ctx := context.Background()
-	conn := open()
+	conn := open(30 * time.Second)
 	table := "stacktest_restart_" + suffix(t)
 	if err := conn.Exec(ctx, "CREATE TABLE "+table+" (n UInt8) ENGINE = MergeTree() ORDER BY n"); err != nil {
 		t.Fatalf("create: %v", err)
 	}
-	t.Cleanup(func() { _ = open().Exec(context.Background(), "DROP TABLE IF EXISTS "+table) })
+	t.Cleanup(func() { _ = open(30*time.Second).Exec(context.Background(), "DROP TABLE IF EXISTS "+table) })
 	// With 18.16, Exec("INSERT ... VALUES ...") hangs until the read timeout:
 	// rows go in through a batch (or INSERT ... SELECT).
 	batch, err := conn.PrepareBatch(ctx, "INSERT INTO "+table+" (n)")
@@ -318,7 +323,7 @@ func TestStackRestartClickHouse(t *testing.T) {
 		}
 	})
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	err = open().Ping(pctx)
+	err = open(2 * time.Second).Ping(pctx)
 	cancel()
 	if err == nil {
 		t.Error("a paused ClickHouse answered a ping")
@@ -339,9 +344,23 @@ func TestStackRestartClickHouse(t *testing.T) {
 	resumed = true
 
 	own.Stack(t, "restart-clickhouse")
+	// scripts/stack returns once clickhouse-client's SELECT 1 is answered;
+	// the count is tried again for a bounded while, so a slow first answer
+	// under load is not taken for lost data (a wrong count fails at once).
 	var n uint64
-	if err := open().QueryRow(ctx, "SELECT count() FROM "+table).Scan(&n); err != nil {
-		t.Fatalf("count after restart: %v", err)
+	deadline := time.Now().Add(60 * time.Second)
+	for attempt := 1; ; attempt++ {
+		qctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		err = open(20*time.Second).QueryRow(qctx, "SELECT count() FROM "+table).Scan(&n)
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("count after restart, %d attempts: %v", attempt, err)
+		}
+		t.Logf("count after restart, attempt %d: %v", attempt, err)
+		time.Sleep(time.Second)
 	}
 	if n != 3 {
 		t.Errorf("after restart %s has %d rows, want 3", table, n)
