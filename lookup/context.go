@@ -9,8 +9,30 @@ import (
 )
 
 // ContextMinutes is the length of Context: the whole minutes around the
-// record, 7 before its minute and 7 after.
+// record, 7 before its minute and 7 after. Minutes that had not begun when
+// the story is told are not listed (contextWindow).
 const ContextMinutes = 15
+
+// contextWindow is the span of a record's context: ContextMinutes whole
+// minutes centred on the record's minute, ended at now when now falls
+// inside it, so a minute that has not happened yet is never shown as a
+// minute without errors (it would read as "the caller stopped"). The
+// record's own minute is always in it, even when its producer's clock is
+// ahead of ours. n is the number of minutes begun before to: the last of
+// them can be the current, partial, minute.
+func contextWindow(observed, now time.Time) (from, to time.Time, n int) {
+	own := observed.Truncate(time.Minute)
+	from = own.Add(-(ContextMinutes / 2) * time.Minute)
+	to = from.Add(ContextMinutes * time.Minute)
+	if now.Before(to) {
+		to = now
+		if end := own.Add(time.Minute); to.Before(end) {
+			to = end
+		}
+	}
+	n = int((to.Sub(from) + time.Minute - 1) / time.Minute)
+	return from, to, n
+}
 
 // contextOf reads the caller's errors per minute and kind around the
 // record (errors_1m, by its sorting-key prefix agent, minute) and the
@@ -18,8 +40,8 @@ const ContextMinutes = 15
 // their missing Finder.VerdictBudget counted from began, is reported in
 // VerdictError, not returned: the rest of the story holds.
 func (f *Finder) contextOf(ctx context.Context, r *Record, cfg *alerter.Config, began time.Time) (Context, error) {
-	start := r.ObservedAt.Truncate(time.Minute).Add(-(ContextMinutes / 2) * time.Minute)
-	c := Context{From: start, To: start.Add(ContextMinutes * time.Minute), Minutes: make([]Minute, ContextMinutes)}
+	start, end, begun := contextWindow(r.ObservedAt, f.now())
+	c := Context{From: start, To: end, Minutes: make([]Minute, begun)}
 	for i := range c.Minutes {
 		c.Minutes[i] = Minute{Minute: start.Add(time.Duration(i) * time.Minute), ByKind: map[string]int64{}}
 	}
@@ -53,7 +75,7 @@ func (f *Finder) contextOf(ctx context.Context, r *Record, cfg *alerter.Config, 
 			if err = rows.Scan(&m, &kind, &n); err != nil {
 				break
 			}
-			if i := (int64(m) - start.Unix()) / 60; i >= 0 && i < ContextMinutes {
+			if i := (int64(m) - start.Unix()) / 60; i >= 0 && i < int64(begun) {
 				c.Minutes[i].ByKind[kind] += n
 			}
 		}

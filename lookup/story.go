@@ -112,9 +112,9 @@ type Attempt struct {
 
 // Context is the caller's situation on the agent at the record's moment.
 type Context struct {
-	From    time.Time `json:"from"` // the 15 minutes around the record, whole minutes
-	To      time.Time `json:"to"`
-	Minutes []Minute  `json:"minutes"` // this caller's errors on this agent, per minute and kind
+	From    time.Time `json:"from"`    // the 15 minutes around the record, whole minutes
+	To      time.Time `json:"to"`      // From + 15 minutes, or the story's moment when that is earlier
+	Minutes []Minute  `json:"minutes"` // this caller's errors on this agent, per minute and kind, for each minute begun before To
 
 	// The alerter's verdicts, evaluated at the record's moment on the
 	// rollups with the alerter's own code.

@@ -294,7 +294,9 @@ func TestContextVerdicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	before := time.Now()
 	qt, err := f.Story(ctx, "ev-qt-0", FindOptions{})
+	after := time.Now()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,23 +313,48 @@ func TestContextVerdicts(t *testing.T) {
 		!strings.Contains(qt.Meaning.Text, "The agent was healthy for everyone else.") {
 		t.Errorf("meanings:\n%s\n%s", ov.Meaning.Text, qt.Meaning.Text)
 	}
+	// The record is 6 minutes old: the window's last minutes had not begun
+	// when the story was told, so it ends then and lists none of them (the
+	// record's minute and the 6 after it have: 14 or 15 minutes in all).
 	c := qt.Context
-	if len(c.Minutes) != ContextMinutes || !c.From.Equal(at.Truncate(time.Minute).Add(-7*time.Minute)) || !c.To.Equal(c.From.Add(15*time.Minute)) {
-		t.Fatalf("context range %v..%v, %d minutes", c.From, c.To, len(c.Minutes))
+	begun := int((c.To.Sub(c.From) + time.Minute - 1) / time.Minute)
+	if !c.From.Equal(at.Truncate(time.Minute).Add(-7*time.Minute)) || c.To.Before(before) || c.To.After(after) ||
+		len(c.Minutes) != begun || len(c.Minutes) < ContextMinutes-1 || len(c.Minutes) > ContextMinutes {
+		t.Fatalf("context range %v..%v, %d minutes; want it to end between %v and %v with every minute begun by then",
+			c.From, c.To, len(c.Minutes), before, after)
 	}
-	var total int64
-	byMinute := map[int64]int64{}
 	for _, m := range c.Minutes {
-		for k, n := range m.ByKind {
-			if k != "quota" {
-				t.Errorf("minute %v has kind %s; the caller had quota only", m.Minute, k)
-			}
-			total += n
-			byMinute[m.Minute.Unix()] += n
+		if !m.Minute.Before(after) {
+			t.Errorf("minute %v is listed: it had not begun when the story was told (%v)", m.Minute, after)
 		}
 	}
-	if total != 13 || byMinute[at.Truncate(time.Minute).Add(-2*time.Minute).Unix()] != 1 {
+	counts := func(c Context) (total int64, byMinute map[int64]int64) {
+		byMinute = map[int64]int64{}
+		for _, m := range c.Minutes {
+			for k, n := range m.ByKind {
+				if k != "quota" {
+					t.Errorf("minute %v has kind %s; the caller had quota only", m.Minute, k)
+				}
+				total += n
+				byMinute[m.Minute.Unix()] += n
+			}
+		}
+		return total, byMinute
+	}
+	if total, byMinute := counts(c); total != 13 || byMinute[at.Truncate(time.Minute).Add(-2*time.Minute).Unix()] != 1 {
 		t.Errorf("minutes %v: want 13 quota replies, one of them two minutes before", byMinute)
+	}
+	// Told an hour later, the story has the whole window and the same counts.
+	later := newFinder(conn, opts)
+	later.Now = func() time.Time { return at.Add(time.Hour) }
+	lt, err := later.Story(ctx, "ev-qt-0", FindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lc := lt.Context; len(lc.Minutes) != ContextMinutes || !lc.From.Equal(c.From) || !lc.To.Equal(c.From.Add(ContextMinutes*time.Minute)) {
+		t.Errorf("an hour later: context range %v..%v, %d minutes; want %v and 15 minutes", lc.From, lc.To, len(lc.Minutes), c.From)
+	} else if total, byMinute := counts(lc); total != 13 || byMinute[at.Truncate(time.Minute).Add(-2*time.Minute).Unix()] != 1 {
+		t.Errorf("an hour later: minutes %v: want 13 quota replies, one of them two minutes before", byMinute)
 	}
 	// The story still holds when the verdicts cannot be computed.
 	bad := newFinder(conn, opts)
@@ -347,7 +374,7 @@ func TestContextVerdicts(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(st.Context.VerdictError, "not computed in time") || st.Context.AgentOverloaded ||
-		!strings.Contains(st.Meaning.Text, "is unknown") || len(st.Context.Minutes) != ContextMinutes || st.Record.EventID != "ev-ov-0-0" {
+		!strings.Contains(st.Meaning.Text, "is unknown") || len(st.Context.Minutes) < ContextMinutes-1 || st.Record.EventID != "ev-ov-0-0" {
 		t.Errorf("story past the budget: verdict error %q, overloaded %v, meaning %q", st.Context.VerdictError,
 			st.Context.AgentOverloaded, st.Meaning.Text)
 	}

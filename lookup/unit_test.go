@@ -289,3 +289,40 @@ func TestChainRules(t *testing.T) {
 		})
 	}
 }
+
+// TestContextWindow: the context spans 15 whole minutes around the record
+// once they are all past; while they are not, it ends at now and lists no
+// minute that has not begun (a zero there would read as "the caller
+// stopped"), but always the record's own minute.
+func TestContextWindow(t *testing.T) {
+	rec := time.Date(2026, 12, 2, 4, 34, 31, 0, time.UTC)
+	from := time.Date(2026, 12, 2, 4, 27, 0, 0, time.UTC)
+	full := from.Add(ContextMinutes * time.Minute)
+	for _, c := range []struct {
+		name   string
+		now    time.Time
+		wantTo time.Time
+		wantN  int
+	}{
+		{"all minutes past", rec.Add(time.Hour), full, ContextMinutes},
+		{"now at the window's end", full, full, ContextMinutes},
+		{"two seconds before its end", full.Add(-2 * time.Second), full.Add(-2 * time.Second), ContextMinutes},
+		{"now mid-minute, 1m41s after the record", rec.Add(101 * time.Second), rec.Add(101 * time.Second), 10},
+		{"now on a minute boundary", time.Date(2026, 12, 2, 4, 36, 0, 0, time.UTC), time.Date(2026, 12, 2, 4, 36, 0, 0, time.UTC), 9},
+		{"now just after the record", rec.Add(time.Second), rec.Add(29 * time.Second), 8},
+		{"record from a clock ahead of ours", rec.Add(-10 * time.Minute), rec.Add(29 * time.Second), 8},
+	} {
+		gotFrom, gotTo, n := contextWindow(rec, c.now)
+		if !gotFrom.Equal(from) || !gotTo.Equal(c.wantTo) || n != c.wantN {
+			t.Errorf("%s: window %v..%v, %d minutes; want %v..%v, %d", c.name, gotFrom, gotTo, n, from, c.wantTo, c.wantN)
+			continue
+		}
+		last := from.Add(time.Duration(n-1) * time.Minute)
+		if !last.Before(gotTo) || last.Add(time.Minute).Before(gotTo) {
+			t.Errorf("%s: last minute %v does not hold the window's end %v", c.name, last, gotTo)
+		}
+		if own := rec.Truncate(time.Minute); own.After(last) {
+			t.Errorf("%s: the record's minute %v is not listed (last %v)", c.name, own, last)
+		}
+	}
+}
