@@ -136,6 +136,11 @@ type Context struct {
 	verdictsOK bool
 }
 
+// SoFar reports whether the minute beginning at m had not ended at To: the
+// current minute of a story told while its window was still open, whose
+// counts are what was stored by then.
+func (c Context) SoFar(m time.Time) bool { return m.Add(time.Minute).After(c.To) }
+
 // Minute is one minute of the context.
 type Minute struct {
 	Minute time.Time        `json:"minute"`

@@ -40,6 +40,7 @@ type minuteRow struct {
 	Minute time.Time
 	Counts []int64 // in Kinds' order
 	This   bool    // the record's own minute
+	SoFar  bool    // the minute had not ended when the story was told
 }
 
 // verdict is one of the alerter's verdicts with what it means for the
@@ -156,7 +157,7 @@ func contextTable(c lookup.Context, at time.Time) (kinds []string, rows []minute
 	slices.SortFunc(mins, func(a, b lookup.Minute) int { return a.Minute.Compare(b.Minute) })
 	this := at.UTC().Truncate(time.Minute)
 	for _, m := range mins {
-		row := minuteRow{Minute: m.Minute, Counts: make([]int64, len(kinds)), This: m.Minute.UTC().Equal(this)}
+		row := minuteRow{Minute: m.Minute, Counts: make([]int64, len(kinds)), This: m.Minute.UTC().Equal(this), SoFar: c.SoFar(m.Minute)}
 		for i, k := range kinds {
 			row.Counts[i] = m.ByKind[k]
 			totals[i] += m.ByKind[k]

@@ -207,6 +207,7 @@ func TestUnitStory(t *testing.T) {
 		`<a href="/errors?agent=research-agent&amp;caller=orchestrator-7&amp;from=2026-10-31T21%3A30%3A00Z&amp;to=2026-11-01T21%3A30%3A00Z">This caller's recent errors on research-agent</a>`,
 	)
 	wantIDOnlyInInput(t, body, typedID)
+	wantNoText(t, body, "(so far)") // a whole window: every minute had ended
 
 	// Without a Grafana URL there is no dashboard link.
 	_, body = newRig(Config{}).get(t, storyPath(typedID))
@@ -227,6 +228,26 @@ func TestUnitStoryRecordHasEveryField(t *testing.T) {
 	}
 	if n := len(recordFields(&lookup.Record{})); n != rt.NumField() {
 		t.Errorf("recordFields lists %d fields; lookup.Record has %d", n, rt.NumField())
+	}
+}
+
+// TestUnitStoryToldWhileItsWindowIsOpen: a story told less than 8 minutes
+// after its reply ends its context at that moment; the current minute is
+// marked as counted so far, the minutes before it are not.
+func TestUnitStoryToldWhileItsWindowIsOpen(t *testing.T) {
+	r := newRig(Config{})
+	s := sampleStory()
+	s.Context.To = t0.Add(20 * time.Second) // 09:30:32.345
+	r.svc.story = s
+	res, body := r.get(t, storyPath(typedID))
+	wantStatus(t, res, http.StatusOK, body)
+	wantText(t, body,
+		`from 2026-11-01 09:23:00.000 UTC to 2026-11-01 09:30:32.345 UTC`,
+		`<tr class="this"><th scope="row">09:30 <strong class="mark">(this reply)</strong> <span class="mark">(so far)</span></th><td>0</td><td>20</td></tr>`,
+		`<tr><th scope="row">09:29</th><td>1</td><td>0</td></tr>`,
+	)
+	if n := strings.Count(body, "(so far)"); n != 1 {
+		t.Errorf("%d minutes marked so far; want the current one only", n)
 	}
 }
 

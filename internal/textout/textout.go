@@ -167,7 +167,11 @@ func (p Printer) context(w io.Writer, r *lookup.Record, c *lookup.Context) {
 	if r.Caller != "" {
 		who = "caller " + clean(r.Caller)
 	}
-	fmt.Fprintf(w, "  %s's errors on %s, %s to %s\n", who, clean(r.Agent), c.From.UTC().Format("15:04"), c.To.UTC().Format("15:04 MST"))
+	to := c.To.UTC().Format("15:04 MST")
+	if !c.To.Equal(c.To.Truncate(time.Minute)) {
+		to = c.To.UTC().Format("15:04:05 MST") // the window ends at the moment of the answer
+	}
+	fmt.Fprintf(w, "  %s's errors on %s, %s to %s\n", who, clean(r.Agent), c.From.UTC().Format("15:04"), to)
 	kinds := map[string]bool{}
 	for _, m := range c.Minutes {
 		for k := range m.ByKind {
@@ -189,7 +193,11 @@ func (p Printer) context(w io.Writer, r *lookup.Record, c *lookup.Context) {
 		}
 		fmt.Fprintln(tw)
 		for _, m := range c.Minutes {
-			fmt.Fprintf(tw, "  %s\t", m.Minute.UTC().Format("15:04"))
+			label := m.Minute.UTC().Format("15:04")
+			if c.SoFar(m.Minute) {
+				label += " so far"
+			}
+			fmt.Fprintf(tw, "  %s\t", label)
 			for _, k := range cols {
 				fmt.Fprintf(tw, "%d\t", m.ByKind[k])
 			}

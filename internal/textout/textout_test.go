@@ -53,6 +53,30 @@ func TestStoryText(t *testing.T) {
 	}
 }
 
+// TestStoryTextWindowStillOpen: a story told while its window was open
+// says when the window ended, to the second, and marks the current minute
+// as counted so far; a whole window marks none.
+func TestStoryTextWindowStillOpen(t *testing.T) {
+	var whole bytes.Buffer
+	s := story()
+	s.Context.To = s.Context.From.Truncate(time.Minute).Add(15 * time.Minute)
+	if err := (Printer{W: &whole}).Story(s); err != nil {
+		t.Fatal(err)
+	}
+	if out := whole.String(); strings.Contains(out, "so far") || !strings.Contains(out, "11:53 to 12:08 UTC") {
+		t.Errorf("a whole window:\n%s", out)
+	}
+	var open bytes.Buffer
+	s.Context.To = s.Record.ObservedAt.Add(25 * time.Second) // 12:00:30
+	if err := (Printer{W: &open}).Story(s); err != nil {
+		t.Fatal(err)
+	}
+	out := open.String()
+	if !strings.Contains(out, "11:53 to 12:00:30 UTC") || !strings.Contains(out, "12:00 so far") || strings.Count(out, "so far") != 1 {
+		t.Errorf("an open window: want its end to the second and the current minute marked once:\n%s", out)
+	}
+}
+
 func TestColorOnlyWhenAsked(t *testing.T) {
 	var plain, color bytes.Buffer
 	(Printer{W: &plain}).Story(story())
