@@ -5,7 +5,7 @@
 // ERRTRAIL_KAFKA_BROKERS, ERRTRAIL_CLICKHOUSE_ADDR, ERRTRAIL_CLICKHOUSE_HTTP,
 // ERRTRAIL_PROMETHEUS_ADDR and ERRTRAIL_ALERTMANAGER_ADDR override them. When
 // a server is not reachable a test is skipped outside CI and fails in CI
-// (CI=true or CI=1), so an integration test can never vanish from a CI run unnoticed.
+// (CI set to anything but empty, 0 or false), so an integration test can never vanish from a CI run unnoticed.
 // Own starts servers of a test's own for fault tests (restart, kill, pause a
 // server) without disturbing the tests that share the stack.
 package testenv
@@ -54,8 +54,18 @@ func Alertmanager(t testing.TB) string {
 	return need(t, "ERRTRAIL_ALERTMANAGER_ADDR", DefaultAlertmanager, "Alertmanager")
 }
 
-// InCI reports whether the tests run in CI, where missing servers fail.
-func InCI() bool { return os.Getenv("CI") == "true" || os.Getenv("CI") == "1" }
+// InCI reports whether the tests run in CI, where missing servers fail:
+// CI set to any value but empty, "0" or "false" (in any case), as CI
+// services set it ("true", "1", "yes", "True", ...).
+func InCI() bool { return isCI(os.Getenv("CI")) }
+
+func isCI(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "0", "false":
+		return false
+	}
+	return true
+}
 
 // Lookup returns the configured address for an env key (environment first,
 // then .stack/env in the repository root, then def).
