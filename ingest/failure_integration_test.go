@@ -61,7 +61,10 @@ func TestPermanentFailureStopsWithoutSkipping(t *testing.T) {
 		t.Fatalf("Run = %v; want a PermanentError of class schema", err)
 	}
 	// Nothing was committed for the group.
-	c, _ := s.counts(t)
+	c, err := s.counts(t)
+	if err != nil {
+		t.Fatalf("counting the rows after the failure: %v", err)
+	}
 	if c.landed != 0 {
 		t.Fatalf("rows landed despite the failure: %s", c)
 	}
@@ -85,7 +88,13 @@ func checkNothingCommitted(t *testing.T, s *stack) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got := len(res.Topics[s.topic]); got != 2 {
+		t.Fatalf("OffsetFetch answered %d partitions of 2", got)
+	}
 	for _, p := range res.Topics[s.topic] {
+		if p.Error != nil {
+			t.Fatalf("OffsetFetch of partition %d: %v", p.Partition, p.Error)
+		}
 		if p.CommittedOffset >= 0 {
 			t.Errorf("partition %d: offset %d committed after a failed insert", p.Partition, p.CommittedOffset)
 		}

@@ -317,11 +317,11 @@ func TestViewsFillEveryTable(t *testing.T) {
 	if err := insertLanding(t, conn, opts, now, row{"kafka_offset": int64(12), "agent": "a1"}); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := Progress(ctx, conn, opts, "t"); p[0] != 12 {
-		t.Errorf("Progress after offset 12 = %v", p)
+	if p, err := Progress(ctx, conn, opts, "t"); err != nil || p[0] != 12 {
+		t.Errorf("Progress after offset 12 = %v, %v", p, err)
 	}
-	if p, _ := Progress(ctx, conn, opts, "other"); len(p) != 0 {
-		t.Errorf("Progress of an unknown topic = %v; want empty", p)
+	if p, err := Progress(ctx, conn, opts, "other"); err != nil || len(p) != 0 {
+		t.Errorf("Progress of an unknown topic = %v, %v; want empty, no error", p, err)
 	}
 }
 
@@ -354,8 +354,8 @@ func TestFailingViewLeavesProgressBehind(t *testing.T) {
 	if n := count(t, conn, "SELECT count() FROM "+db+".errors WHERE agent = 'boom'"); n != 1 {
 		t.Errorf("errors has %d boom rows; want 1 (mv1_errors runs before mv8_fail)", n)
 	}
-	if p, _ := Progress(ctx, conn, opts, "t"); len(p) != 0 {
-		t.Errorf("Progress = %v after a failed insert; want nothing", p)
+	if p, err := Progress(ctx, conn, opts, "t"); err != nil || len(p) != 0 {
+		t.Errorf("Progress = %v, %v after a failed insert; want nothing, no error", p, err)
 	}
 	// The ingester retries (or replays) the batch once the fault is gone.
 	if err := conn.Exec(ctx, "DROP TABLE "+db+".mv8_fail"); err != nil {
@@ -431,8 +431,8 @@ func TestRetainDropsOldPartitions(t *testing.T) {
 			t.Errorf("%s lost its recent rows too", rollup)
 		}
 	}
-	if got, _ := Lookup(ctx, conn, opts, "EO"); len(got) != 0 {
-		t.Errorf("Lookup of a dropped error still finds %v", got)
+	if got, err := Lookup(ctx, conn, opts, "EO"); err != nil || len(got) != 0 {
+		t.Errorf("Lookup of a dropped error = %v, %v; want nothing, no error", got, err)
 	}
 	if got, _ := Lookup(ctx, conn, opts, "EN"); len(got) != 1 {
 		t.Errorf("Lookup of a kept error finds %d rows", len(got))
