@@ -27,8 +27,9 @@ import (
 type ruleFile struct {
 	Groups []struct {
 		Rules []struct {
-			Alert  string            `yaml:"alert"`
-			Labels map[string]string `yaml:"labels"`
+			Alert       string            `yaml:"alert"`
+			Labels      map[string]string `yaml:"labels"`
+			Annotations map[string]string `yaml:"annotations"`
 		} `yaml:"rules"`
 	} `yaml:"groups"`
 }
