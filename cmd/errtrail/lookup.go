@@ -62,9 +62,10 @@ func runLookup(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	agent := c.fs.String("agent", "", "the agent that answered: needed for a JSON-RPC id, narrows any other id")
 	eventID := c.fs.String("event-id", "", "pick one of several replies that carry the id")
 	c.fs.Usage = func() {
-		fmt.Fprint(c.fs.Output(), `usage: errtrail lookup [flags] ID
+		fmt.Fprint(c.fs.Output(), `usage: errtrail lookup ID [flags]
 
-Prints what errtrail knows of the error reply that carries ID (an error_id,
+Flags may come before or after ID; an ID that begins with "-" goes after
+"--". Prints what errtrail knows of the error reply that carries ID (an error_id,
 request_id, event_id, message_id or task_id as the customer quotes it, or a
 JSON-RPC id with --agent): what it means, the record, the attempts of the
 same request, the caller's context at that moment and the findings. Exit

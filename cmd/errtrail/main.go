@@ -2,8 +2,8 @@
 // reads errtrail's ClickHouse tables (a read-only user suffices) and answers
 // in words.
 //
-//	errtrail lookup [flags] ID      the story of one error reply
-//	errtrail report [flags] [AGENT] an agent's conformance report (every agent without one)
+//	errtrail lookup ID [flags]      the story of one error reply
+//	errtrail report [AGENT] [flags] an agent's conformance report (every agent without one)
 //	errtrail serve [flags]          the same as an HTTP API (/v1/) and web pages (/)
 //
 // It is a binary of its own, not a subcommand of ingest, because the people
@@ -46,7 +46,8 @@ const usage = `usage: errtrail <command> [flags]
   report [AGENT]   which rules an agent's error replies break (every agent without AGENT)
   serve            the HTTP API (/v1/...) and the web pages (/)
 
-errtrail <command> --help lists the flags. Exit status: 0 answered, 1 not found,
+errtrail <command> --help lists the flags; flags may come before or after
+the ID or AGENT. Exit status: 0 answered, 1 not found,
 2 bad usage or id, 3 several matches, 4 ClickHouse unavailable, 5 failed.
 `
 
