@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -237,39 +235,3 @@ func (f *Finder) Ready(ctx context.Context) error {
 	return nil
 }
 
-// unavailable wraps a ClickHouse failure. Its text never holds the id or
-// its hash, even if the server quoted the query: they are cut out.
-func unavailable(err error, ids []string) error {
-	var ue *UnavailableError
-	if errors.As(err, &ue) {
-		return err
-	}
-	msg := err.Error()
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		msg = "timed out: " + msg
-	case errors.Is(err, context.Canceled):
-		msg = "canceled: " + msg
-	default:
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			msg = "timed out: " + msg
-		}
-	}
-	for _, id := range ids {
-		if id != "" {
-			msg = strings.ReplaceAll(msg, id, "[id]")
-		}
-	}
-	return &UnavailableError{Err: &scrubbed{msg: msg, cause: err}}
-}
-
-// scrubbed is an error whose text had the ids cut out; Unwrap still gives
-// the cause for errors.Is (context.DeadlineExceeded, net errors).
-type scrubbed struct {
-	msg   string
-	cause error
-}
-
-func (e *scrubbed) Error() string { return e.msg }
-func (e *scrubbed) Unwrap() error { return e.cause }

@@ -69,8 +69,10 @@ Flags may come before or after ID; an ID that begins with "-" goes after
 request_id, event_id, message_id or task_id as the customer quotes it, or a
 JSON-RPC id with --agent): what it means, the record, the attempts of the
 same request, the caller's context at that moment and the findings. Exit
-status 1 when no stored reply carries ID, 3 when several do (they are
-listed), 4 when ClickHouse cannot be asked.
+status 1 when no stored reply carries ID, 3 when several distinct replies do
+(they are listed, with who observed each), 4 when ClickHouse cannot be asked
+(retry later), 6 when it refuses the configuration (no such database or
+table, unknown user, wrong password: fix the flags or run ingest migrate).
 
 `)
 		c.fs.PrintDefaults()
@@ -119,6 +121,7 @@ func lookupFailed(err error, asJSON bool, p textout.Printer, stdout, stderr io.W
 	var amb *lookup.AmbiguousError
 	var bad *lookup.BadIDError
 	var unavail *lookup.UnavailableError
+	var config *lookup.ConfigError
 	switch {
 	case errors.Is(err, lookup.ErrNotFound):
 		fmt.Fprintln(stderr, "errtrail lookup: not found:", err)
@@ -137,6 +140,9 @@ func lookupFailed(err error, asJSON bool, p textout.Printer, stdout, stderr io.W
 	case errors.As(err, &unavail):
 		fmt.Fprintln(stderr, "errtrail lookup:", err)
 		return exitUnavailable
+	case errors.As(err, &config):
+		fmt.Fprintln(stderr, "errtrail lookup:", err)
+		return exitConfig
 	}
 	fmt.Fprintln(stderr, "errtrail lookup:", err)
 	return exitFailed

@@ -69,8 +69,12 @@ change.
 	if err != nil {
 		fmt.Fprintln(stderr, "errtrail report:", err)
 		var unavail *lookup.UnavailableError
-		if errors.As(err, &unavail) {
+		var config *lookup.ConfigError
+		switch {
+		case errors.As(err, &unavail):
 			return exitUnavailable
+		case errors.As(err, &config):
+			return exitConfig
 		}
 		return exitUsage
 	}
