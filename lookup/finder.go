@@ -234,4 +234,3 @@ func (f *Finder) Ready(ctx context.Context) error {
 	}
 	return nil
 }
-
