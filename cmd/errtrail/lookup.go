@@ -128,9 +128,9 @@ func lookupFailed(err error, asJSON bool, p textout.Printer, stdout, stderr io.W
 		return exitNotFound
 	case errors.As(err, &amb):
 		if asJSON {
-			_ = writeJSON(stdout, map[string]any{"matches": amb.Matches, "total": amb.Total})
+			_ = writeJSON(stdout, map[string]any{"matches": amb.Matches, "total": amb.Total, "replies": amb.Replies})
 		} else {
-			_ = p.Matches(amb.Matches, amb.Total)
+			_ = p.Matches(amb.Matches, amb.Total, amb.Replies)
 		}
 		fmt.Fprintln(stderr, "errtrail lookup:", err)
 		return exitAmbiguous
