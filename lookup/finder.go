@@ -219,7 +219,7 @@ func (f *Finder) Story(ctx context.Context, id string, opt FindOptions) (*Story,
 			h = healthOverloaded
 		}
 	}
-	st.Meaning = meaningOf(&st.Record, h)
+	st.Meaning = meaningOf(&st.Record, h, st.Context.OtherCallers)
 	st.Findings = findingsOf(st.Record.Findings)
 	return st, nil
 }

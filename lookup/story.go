@@ -116,6 +116,11 @@ type Context struct {
 	From    time.Time `json:"from"`    // the 15 minutes around the record, whole minutes
 	To      time.Time `json:"to"`      // From + 15 minutes, or the story's moment when that is earlier
 	Minutes []Minute  `json:"minutes"` // this caller's errors on this agent, per minute and kind, for each minute begun before To
+	// OtherCallers counts the agent's other named callers with errors of
+	// the record's kind in the record's minute (errors_1m): four callers
+	// limited in the same minute say more than "not overloaded" alone.
+	// A count, not a verdict.
+	OtherCallers int64 `json:"other_callers"`
 
 	// The alerter's verdicts, evaluated at the record's moment on the
 	// rollups with the alerter's own code.

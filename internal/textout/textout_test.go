@@ -18,7 +18,7 @@ func story() *lookup.Story {
 		MatchedAs: "error_id",
 		Record: lookup.Record{EventID: "ev-1", ObservedAt: at, Agent: "research-agent", Caller: "orch\x1b[2J-7",
 			Protocol: "a2a", Binding: "http", Kind: "quota", ErrorID: "err_1", Findings: []string{"retry_after_header_missing"}},
-		Meaning: lookup.Meaning{Headline: "Quota: caller went over its limit.", Details: []string{"The agent was healthy for everyone else."}, Advice: "Wait 12 s."},
+		Meaning: lookup.Meaning{Headline: "Quota: caller went over its limit.", Details: []string{"The alerter found no overload of research-agent at that moment."}, Advice: "Wait 12 s."},
 		Attempts: lookup.Attempts{Key: "message_id", Attempts: []lookup.Attempt{
 			{EventID: "ev-0", Attempt: 1, ObservedAt: at.Add(-3100 * time.Millisecond), Kind: "quota", AskedDelayMS: &d, Next: "error"},
 			{EventID: "ev-1", Attempt: 2, ObservedAt: at, Kind: "quota", AskedDelayMS: &d, WaitedMS: &waited, Next: "none_seen", This: true, Violations: []string{"retried_too_soon"}},
