@@ -176,7 +176,7 @@ func (f *Finder) Story(ctx context.Context, id string, opt FindOptions) (*Story,
 	var row *schema.ErrorRow
 	if err == nil && len(rows) > 0 {
 		var amb *AmbiguousError
-		copies, row, amb, err = f.reply(ctx, conn, rows, cands, eventID != "")
+		copies, row, amb, err = f.reply(ctx, conn, rows, cands, eventID != "", agent != "")
 		if amb != nil {
 			done(nil)
 			return nil, amb
@@ -230,8 +230,9 @@ func (f *Finder) Story(ctx context.Context, id string, opt FindOptions) (*Story,
 // named by its event_id (picked, or the id matched an event_id), else the
 // best observer's. When the rows may not hold every copy (the id was not
 // the reply's error_id, or an event_id narrowed them), the reply's error_id
-// is looked up for the copies of the other observers.
-func (f *Finder) reply(ctx context.Context, conn driver.Conn, rows []schema.ErrorRow, cands []string, picked bool) (copies []schema.ErrorRow, row *schema.ErrorRow, amb *AmbiguousError, err error) {
+// is looked up for the copies of the other observers (narrowed: an agent
+// narrowed the rows, which left out a copy that does not name the agent).
+func (f *Finder) reply(ctx context.Context, conn driver.Conn, rows []schema.ErrorRow, cands []string, picked, narrowed bool) (copies []schema.ErrorRow, row *schema.ErrorRow, amb *AmbiguousError, err error) {
 	groups := groupReplies(rows)
 	if len(groups) > 1 {
 		amb = &AmbiguousError{Total: len(rows), Replies: len(groups)}
@@ -264,14 +265,14 @@ func (f *Finder) reply(ctx context.Context, conn driver.Conn, rows []schema.Erro
 		}
 	}
 	this := copies[0]
-	if this.ErrorID != "" && (picked || matchedAs(&this, cands) != "error_id") {
+	if this.ErrorID != "" && (picked || narrowed || matchedAs(&this, cands) != "error_id") {
 		more, err := schema.LookupAny(ctx, conn, schema.Options{Database: f.db()}, this.ErrorID)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		kept := more[:0]
 		for _, r := range more {
-			if r.Agent == this.Agent {
+			if sameAgent(r.Agent, this.Agent) {
 				kept = append(kept, r)
 			}
 		}

@@ -23,7 +23,8 @@ import (
 //     tells a copy from a retry of the same request (retries share the
 //     request's message_id, request id and idempotency key), so such rows
 //     are never joined;
-//   - they were answered by the same agent;
+//   - they were answered by the same agent (or one observer did not name
+//     the agent: a client's transport without Config.Agent);
 //   - they come from different observers (source kind and id): one
 //     observer publishes each reply once, so two rows of one observer are
 //     two replies (an agent that reuses an error_id across retries);
@@ -187,7 +188,7 @@ func sameObserver(a, b *schema.ErrorRow) bool {
 // sameReply reports whether a and b are copies of one reply seen by two
 // observers (the rule above).
 func sameReply(a, b *schema.ErrorRow) bool {
-	if a.ErrorID == "" || a.ErrorID != b.ErrorID || a.Agent != b.Agent || sameObserver(a, b) {
+	if a.ErrorID == "" || a.ErrorID != b.ErrorID || !sameAgent(a.Agent, b.Agent) || sameObserver(a, b) {
 		return false
 	}
 	if a.MessageID != "" && b.MessageID != "" && a.MessageID != b.MessageID {
@@ -196,6 +197,10 @@ func sameReply(a, b *schema.ErrorRow) bool {
 	d := observedAt(a).Sub(observedAt(b))
 	return d <= MaxObserverSkew && d >= -MaxObserverSkew
 }
+
+// sameAgent: the same agent, or one observer did not name it (a client's
+// transport configured without Config.Agent publishes no agent).
+func sameAgent(a, b string) bool { return a == b || a == "" || b == "" }
 
 // groupReplies sorts rows into replies: each group holds the indexes of the
 // copies of one reply, the best observer first (observerRank, then the

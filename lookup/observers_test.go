@@ -71,11 +71,16 @@ func TestUnitGroupReplies(t *testing.T) {
 			t.Errorf("%s: groups %q, want %q", tc.name, got, tc.want)
 		}
 	}
-	// Another agent's row with the same error_id is another reply.
+	// Another agent's row with the same error_id is another reply; a
+	// client's copy that names no agent is a copy.
 	a, b := row("a1", "agent", "err_1", "", t0), row("c1", "client", "err_1", "", t0)
 	b.Agent = "other-agent"
 	if sameReply(&a, &b) {
 		t.Error("rows of two agents joined as one reply")
+	}
+	b.Agent = ""
+	if !sameReply(&a, &b) {
+		t.Error("a client's copy without the agent's name not joined")
 	}
 }
 
