@@ -91,13 +91,23 @@ func (f *Finder) contextOf(ctx context.Context, r *Record, cfg *alerter.Config, 
 	}
 	done(err)
 	var budget <-chan time.Time
+	in := verdicts // where the select takes the verdicts from
 	if f.VerdictBudget > 0 {
-		t := time.NewTimer(f.VerdictBudget - time.Since(began))
-		defer t.Stop()
-		budget = t.C
+		left := f.VerdictBudget - time.Since(began)
+		if left <= 0 {
+			// Already past: without the verdicts, even when they are in
+			// (a select would pick either at random).
+			closed := make(chan time.Time)
+			close(closed)
+			budget, in = closed, nil
+		} else {
+			t := time.NewTimer(left)
+			defer t.Stop()
+			budget = t.C
+		}
 	}
 	select {
-	case v := <-verdicts:
+	case v := <-in:
 		if v.err != nil {
 			c.VerdictAt = v.c.VerdictAt
 			c.VerdictError = "the verdicts could not be computed: " + v.err.Error()
