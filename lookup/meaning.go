@@ -60,7 +60,7 @@ var meaningTable = []meaningRow{
 		Others:        "{others} also rejected for quota by {agent} in that minute.",
 		NoOthers:      "No other caller was rejected for quota by {agent} in that minute.",
 		Overloaded:    "The agent was also overloaded for every caller at that moment, so the rejection may not be this caller's alone.",
-		HealthUnknown: "Whether the agent was healthy for everyone else is unknown.",
+		HealthUnknown: "Whether {agent} was overloaded at that moment is unknown: the alerter's verdict could not be computed.",
 		RetrySafe:     "A retry after the delay is safe because the rejection happened at admission.",
 		RetryUnsafe:   "The reply marks it not retryable, which a rate limit should not be (see the findings).",
 		RetryUnknown:  "The reply does not say whether it is retryable; a rate-limit rejection is decided at admission, so a retry after the delay is normally safe.",
