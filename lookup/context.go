@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/errtrail/errtrail/alerter"
 )
 
@@ -84,15 +86,28 @@ func (f *Finder) contextOf(ctx context.Context, r *Record, cfg *alerter.Config, 
 			err = rows.Err()
 		}
 	}
+	if err == nil {
+		err = f.otherCallers(ctx, conn, r, &c)
+	}
 	done(err)
 	var budget <-chan time.Time
+	in := verdicts // where the select takes the verdicts from
 	if f.VerdictBudget > 0 {
-		t := time.NewTimer(f.VerdictBudget - time.Since(began))
-		defer t.Stop()
-		budget = t.C
+		left := f.VerdictBudget - time.Since(began)
+		if left <= 0 {
+			// Already past: without the verdicts, even when they are in
+			// (a select would pick either at random).
+			closed := make(chan time.Time)
+			close(closed)
+			budget, in = closed, nil
+		} else {
+			t := time.NewTimer(left)
+			defer t.Stop()
+			budget = t.C
+		}
 	}
 	select {
-	case v := <-verdicts:
+	case v := <-in:
 		if v.err != nil {
 			c.VerdictAt = v.c.VerdictAt
 			c.VerdictError = "the verdicts could not be computed: " + v.err.Error()
@@ -107,6 +122,15 @@ func (f *Finder) contextOf(ctx context.Context, r *Record, cfg *alerter.Config, 
 		c.VerdictError = fmt.Sprintf("the verdicts were not computed in time (budget %v); ask again", f.VerdictBudget)
 	}
 	return c, err
+}
+
+// otherCallers counts the agent's other named callers with errors of the
+// record's kind in the record's minute (errors_1m, by its sorting-key
+// prefix agent, minute). A caller seen by several observers counts once.
+func (f *Finder) otherCallers(ctx context.Context, conn driver.Conn, r *Record, c *Context) error {
+	q := fmt.Sprintf("SELECT toInt64(uniqExact(caller)) FROM %s.errors_1m"+
+		" WHERE agent = ? AND minute = toDateTime(?) AND kind = ? AND caller != ? AND caller != ''", f.db())
+	return conn.QueryRow(ctx, q, r.Agent, r.ObservedAt.Truncate(time.Minute).Unix(), r.Kind, r.Caller).Scan(&c.OtherCallers)
 }
 
 // verdicts runs the alerter's own Gather, restricted to the record's agent,

@@ -9,10 +9,18 @@
 // reuse ids such as "1") — and assembles a Story:
 //
 //   - Record: every stored field (schema.ErrorRow), with unknown numbers as
-//     null as `ingest decode` prints them (record.go);
+//     null as `ingest decode` prints them (record.go), of the best
+//     observer's copy of the reply (the agent's, else a gateway's, else
+//     the client's) or of the copy the id named by its event_id;
+//   - Observers: every observer that published the reply (agent, gateway,
+//     client), compared field by field, and whether they saw the same
+//     thing (observers.go, the rule of "one reply": the same non-empty
+//     error_id and agent, different observers, within MaxObserverSkew);
 //   - Meaning: the record in plain words, from its typed fields only, never
 //     from the message text; every sentence is in the one table of
-//     meaning.go;
+//     meaning.go; of the agent's other callers it says the alerter's
+//     overload verdict and how many got the same kind of error in that
+//     minute (Context.OtherCallers), nothing more;
 //   - Attempts: the other replies of the same request (message_id, else the
 //     idempotency key hash, else a request id; same agent, caller and
 //     observer), the delays asked for and waited, and the retry rules of the
@@ -43,9 +51,11 @@
 //     64-bit keyed hash, as hex.
 //   - No id echoed: an id may be a customer value (an e-mail address used
 //     as a request id). A Story says which column matched (MatchedAs), never
-//     the id; the errors it returns (ErrNotFound, *AmbiguousError,
-//     *BadIDError, *UnavailableError, *BadQueryError) never quote it, and a
-//     server message that does has the id cut out.
+//     the id; the errors it returns (ErrNotFound, *AmbiguousError for ids
+//     that name several distinct replies, *BadIDError, *UnavailableError
+//     for an outage, *ConfigError for a store that refuses the
+//     configuration, *BadQueryError) never quote it, and a server message
+//     that does has the id cut out (store.go).
 //   - Bounded: matches (MaxMatches), attempts (MaxAttempts), the context
 //     (ContextMinutes) and lists (MaxListRange, MaxListLimit) have limits.
 //

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -165,11 +163,7 @@ func (f *Finder) Story(ctx context.Context, id string, opt FindOptions) (*Story,
 	ctx = clickhouse.Context(ctx, clickhouse.WithSettings(storySettings))
 	conn, done := f.step("find")
 	rows, cands, err := f.find(ctx, conn, id, agent)
-	done(err)
-	if err != nil {
-		return nil, unavailable(err, cands)
-	}
-	if eventID != "" {
+	if err == nil && eventID != "" {
 		kept := rows[:0]
 		for _, r := range rows {
 			if r.EventID == eventID {
@@ -178,18 +172,28 @@ func (f *Finder) Story(ctx context.Context, id string, opt FindOptions) (*Story,
 		}
 		rows = kept
 	}
-	switch {
-	case len(rows) == 0:
-		return nil, ErrNotFound
-	case len(rows) > 1:
-		amb := &AmbiguousError{Total: len(rows)}
-		for i := range rows[:min(len(rows), MaxMatches)] {
-			amb.Matches = append(amb.Matches, matchOf(&rows[i], matchedAs(&rows[i], cands)))
+	var copies []schema.ErrorRow
+	var row *schema.ErrorRow
+	if err == nil && len(rows) > 0 {
+		var amb *AmbiguousError
+		copies, row, amb, err = f.reply(ctx, conn, rows, cands, eventID != "", agent != "")
+		if amb != nil {
+			done(nil)
+			return nil, amb
 		}
-		return nil, amb
 	}
-	row := &rows[0]
+	done(err)
+	if err != nil {
+		return nil, unavailable(err, cands)
+	}
+	if len(rows) == 0 {
+		return nil, ErrNotFound
+	}
 	st := &Story{MatchedAs: matchedAs(row, cands), Record: recordOf(row)}
+	for i := 0; st.MatchedAs == "" && i < len(copies); i++ {
+		st.MatchedAs = matchedAs(&copies[i], cands)
+	}
+	st.Observers = observersOf(&st.Record, copies)
 	cfg := f.alerterConfig()
 	var aerr, cerr error
 	var wg sync.WaitGroup
@@ -215,9 +219,85 @@ func (f *Finder) Story(ctx context.Context, id string, opt FindOptions) (*Story,
 			h = healthOverloaded
 		}
 	}
-	st.Meaning = meaningOf(&st.Record, h)
+	st.Meaning = meaningOf(&st.Record, h, st.Context.OtherCallers)
 	st.Findings = findingsOf(st.Record.Findings)
 	return st, nil
+}
+
+// reply sorts the rows an id found into replies (groupReplies): several
+// distinct replies are an *AmbiguousError; one reply gives its copies and
+// the copy the story tells (the record). That copy is the one the person
+// named by its event_id (picked, or the id matched an event_id), else the
+// best observer's. When the rows may not hold every copy (the id was not
+// the reply's error_id, or an event_id narrowed them), the reply's error_id
+// is looked up for the copies of the other observers (narrowed: an agent
+// narrowed the rows, which left out a copy that does not name the agent).
+func (f *Finder) reply(ctx context.Context, conn driver.Conn, rows []schema.ErrorRow, cands []string, picked, narrowed bool) (copies []schema.ErrorRow, row *schema.ErrorRow, amb *AmbiguousError, err error) {
+	groups := groupReplies(rows)
+	if len(groups) > 1 {
+		amb = &AmbiguousError{Total: len(rows), Replies: len(groups)}
+	fill:
+		for n, g := range groups {
+			for _, i := range g {
+				if len(amb.Matches) == MaxMatches {
+					break fill
+				}
+				m := matchOf(&rows[i], matchedAs(&rows[i], cands))
+				m.Reply = n + 1
+				amb.Matches = append(amb.Matches, m)
+			}
+		}
+		return nil, nil, amb, nil
+	}
+	for _, i := range groups[0] {
+		copies = append(copies, rows[i])
+	}
+	named := picked
+	if !named && len(copies) == 1 {
+		named = matchedAs(&copies[0], cands) == "event_id"
+	}
+	if named && len(copies) > 1 { // the id was the event_id of one copy, other columns matched the rest
+		for i := range copies {
+			if matchedAs(&copies[i], cands) == "event_id" {
+				copies[0], copies[i] = copies[i], copies[0]
+				break
+			}
+		}
+	}
+	this := copies[0]
+	if this.ErrorID != "" && (picked || narrowed || matchedAs(&this, cands) != "error_id") {
+		more, err := schema.LookupAny(ctx, conn, schema.Options{Database: f.db()}, this.ErrorID)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		kept := more[:0]
+		for _, r := range more {
+			if sameAgent(r.Agent, this.Agent) {
+				kept = append(kept, r)
+			}
+		}
+		for _, g := range groupReplies(kept) {
+			var group []schema.ErrorRow
+			has := false
+			for _, i := range g {
+				group = append(group, kept[i])
+				has = has || (kept[i].EventID == this.EventID && sameObserver(&kept[i], &this))
+			}
+			if has {
+				copies = group
+				break
+			}
+		}
+	}
+	// The record: the named copy, else the best observer's (groupReplies
+	// puts it first).
+	idx := 0
+	for i := range copies {
+		if named && copies[i].EventID == this.EventID && sameObserver(&copies[i], &this) {
+			idx = i
+		}
+	}
+	return copies, &copies[idx], nil, nil
 }
 
 // Ready implements Service: ClickHouse answers and the tables exist.
@@ -236,40 +316,3 @@ func (f *Finder) Ready(ctx context.Context) error {
 	}
 	return nil
 }
-
-// unavailable wraps a ClickHouse failure. Its text never holds the id or
-// its hash, even if the server quoted the query: they are cut out.
-func unavailable(err error, ids []string) error {
-	var ue *UnavailableError
-	if errors.As(err, &ue) {
-		return err
-	}
-	msg := err.Error()
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		msg = "timed out: " + msg
-	case errors.Is(err, context.Canceled):
-		msg = "canceled: " + msg
-	default:
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			msg = "timed out: " + msg
-		}
-	}
-	for _, id := range ids {
-		if id != "" {
-			msg = strings.ReplaceAll(msg, id, "[id]")
-		}
-	}
-	return &UnavailableError{Err: &scrubbed{msg: msg, cause: err}}
-}
-
-// scrubbed is an error whose text had the ids cut out; Unwrap still gives
-// the cause for errors.Is (context.DeadlineExceeded, net errors).
-type scrubbed struct {
-	msg   string
-	cause error
-}
-
-func (e *scrubbed) Error() string { return e.msg }
-func (e *scrubbed) Unwrap() error { return e.cause }

@@ -15,7 +15,8 @@ import (
 // reply says in words can reach a meaning.
 //
 // Placeholders: {caller} {agent} {method} {code} {limit} {delay} {wait}
-// {reply} {fields}.
+// {reply} {fields} {kind}, and in Others {others} ("1 other caller was",
+// "4 other callers were").
 type meaningRow struct {
 	Kind, Protocol string
 
@@ -23,6 +24,10 @@ type meaningRow struct {
 	// The health of the agent at the record's moment, from the alerter's
 	// overload verdict: not overloaded, overloaded, or not known.
 	Healthy, Overloaded, HealthUnknown string
+	// What the rollup says about the agent's other callers in the record's
+	// minute: how many got an error of the same kind (Others), or none
+	// (NoOthers). Counts, not a verdict: said only as counts.
+	Others, NoOthers string
 	// What the reply asked for: a delay, or none.
 	Wait, NoWait string
 	// Whether a retry is safe: retryable true, false, or not said.
@@ -36,6 +41,8 @@ var meaningTable = []meaningRow{
 	{
 		Kind:          "*",
 		Healthy:       "At that moment the alerter did not find {agent} overloaded for its other callers.",
+		Others:        "{others} also answered with {kind} errors by {agent} in that minute.",
+		NoOthers:      "No other caller got {kind} errors from {agent} in that minute.",
 		Overloaded:    "At that moment {agent} was overloaded for every caller, which may be the real cause.",
 		HealthUnknown: "Whether {agent} was failing for everyone else at that moment is unknown.",
 		Wait:          "The reply told the caller to wait {delay}.",
@@ -49,9 +56,11 @@ var meaningTable = []meaningRow{
 	{
 		Kind:          "quota",
 		Headline:      "Quota: caller {caller} went over {agent}'s {limit}.",
-		Healthy:       "The agent was healthy for everyone else.",
+		Healthy:       "The alerter found no overload of {agent} at that moment.",
+		Others:        "{others} also rejected for quota by {agent} in that minute.",
+		NoOthers:      "No other caller was rejected for quota by {agent} in that minute.",
 		Overloaded:    "The agent was also overloaded for every caller at that moment, so the rejection may not be this caller's alone.",
-		HealthUnknown: "Whether the agent was healthy for everyone else is unknown.",
+		HealthUnknown: "Whether {agent} was overloaded at that moment is unknown: the alerter's verdict could not be computed.",
 		RetrySafe:     "A retry after the delay is safe because the rejection happened at admission.",
 		RetryUnsafe:   "The reply marks it not retryable, which a rate limit should not be (see the findings).",
 		RetryUnknown:  "The reply does not say whether it is retryable; a rate-limit rejection is decided at admission, so a retry after the delay is normally safe.",
@@ -153,10 +162,12 @@ const (
 	healthOverloaded
 )
 
-// meaningOf says the record in plain words.
-func meaningOf(r *Record, h health) Meaning {
+// meaningOf says the record in plain words. others is the number of the
+// agent's other callers with errors of the record's kind in its minute
+// (Context.OtherCallers), or below 0 when not counted.
+func meaningOf(r *Record, h health, others int64) Meaning {
 	row := rowFor(r.Kind, r.Protocol)
-	fill := placeholders(r)
+	fill := placeholders(r, others)
 	var m Meaning
 	m.Headline = fill.Replace(row.Headline)
 	switch h {
@@ -166,6 +177,12 @@ func meaningOf(r *Record, h health) Meaning {
 		m.Details = append(m.Details, fill.Replace(row.Overloaded))
 	default:
 		m.Details = append(m.Details, fill.Replace(row.HealthUnknown))
+	}
+	switch {
+	case others > 0:
+		m.Details = append(m.Details, fill.Replace(row.Others))
+	case others == 0:
+		m.Details = append(m.Details, fill.Replace(row.NoOthers))
 	}
 	if r.RetryAfterMS != nil {
 		m.Details = append(m.Details, fill.Replace(row.Wait))
@@ -209,7 +226,8 @@ func rowFor(kind, protocol string) meaningRow {
 		}
 		for _, p := range [...][2]*string{
 			{&out.Headline, &r.Headline}, {&out.Healthy, &r.Healthy}, {&out.Overloaded, &r.Overloaded},
-			{&out.HealthUnknown, &r.HealthUnknown}, {&out.Wait, &r.Wait}, {&out.NoWait, &r.NoWait},
+			{&out.HealthUnknown, &r.HealthUnknown}, {&out.Others, &r.Others}, {&out.NoOthers, &r.NoOthers},
+			{&out.Wait, &r.Wait}, {&out.NoWait, &r.NoWait},
 			{&out.RetrySafe, &r.RetrySafe}, {&out.RetryUnsafe, &r.RetryUnsafe}, {&out.RetryUnknown, &r.RetryUnknown},
 			{&out.Fields, &r.Fields}, {&out.Advice, &r.Advice},
 		} {
@@ -225,7 +243,7 @@ func rowFor(kind, protocol string) meaningRow {
 // placeholders fills the templates from the record's typed fields. Every
 // value is an identifier as stored (already redacted) or a number; the
 // message and the violation descriptions are never used.
-func placeholders(r *Record) *strings.Replacer {
+func placeholders(r *Record, others int64) *strings.Replacer {
 	or := func(v, dflt string) string {
 		if v == "" {
 			return dflt
@@ -269,7 +287,17 @@ func placeholders(r *Record) *strings.Replacer {
 		"{wait}", wait,
 		"{reply}", replyForm(r),
 		"{fields}", strings.Join(fields, ", "),
+		"{kind}", or(r.Kind, "unknown"),
+		"{others}", othersWords(others),
 	)
+}
+
+// othersWords is {others}: "1 other caller was", "4 other callers were".
+func othersWords(n int64) string {
+	if n == 1 {
+		return "1 other caller was"
+	}
+	return strconv.FormatInt(n, 10) + " other callers were"
 }
 
 // replyForm names how the reply arrived: "HTTP 502", "gRPC UNKNOWN",

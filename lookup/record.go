@@ -80,5 +80,5 @@ func idemHex(h uint64) string {
 // matchOf is the short form of a row listed among several matches.
 func matchOf(r *schema.ErrorRow, as string) Match {
 	return Match{EventID: r.EventID, ErrorID: r.ErrorID, MatchedAs: as, Agent: r.Agent, Caller: r.Caller,
-		Kind: r.Kind, Code: r.Code, ObservedAt: observedAt(r)}
+		Kind: r.Kind, Code: r.Code, ObservedAt: observedAt(r), SourceKind: r.SourceKind, SourceID: r.SourceID}
 }

@@ -14,7 +14,8 @@ import (
 // customer value), only which column it matched.
 type Story struct {
 	MatchedAs string    `json:"matched_as"` // the id column that matched: error_id, request_id, http_request_id, event_id, message_id, task_id, jsonrpc_id
-	Record    Record    `json:"record"`
+	Record    Record    `json:"record"`     // the best observer's copy: the agent's own, else a gateway's, else the client's (or the copy FindOptions.EventID picked)
+	Observers Observers `json:"observers"`  // who observed the reply, and whether they saw the same thing (observers.go)
 	Meaning   Meaning   `json:"meaning"`
 	Attempts  Attempts  `json:"attempts"`
 	Context   Context   `json:"context"`
@@ -115,6 +116,11 @@ type Context struct {
 	From    time.Time `json:"from"`    // the 15 minutes around the record, whole minutes
 	To      time.Time `json:"to"`      // From + 15 minutes, or the story's moment when that is earlier
 	Minutes []Minute  `json:"minutes"` // this caller's errors on this agent, per minute and kind, for each minute begun before To
+	// OtherCallers counts the agent's other named callers with errors of
+	// the record's kind in the record's minute (errors_1m): four callers
+	// limited in the same minute say more than "not overloaded" alone.
+	// A count, not a verdict.
+	OtherCallers int64 `json:"other_callers"`
 
 	// The alerter's verdicts, evaluated at the record's moment on the
 	// rollups with the alerter's own code.
@@ -165,6 +171,12 @@ type Match struct {
 	Kind       string    `json:"kind"`
 	Code       string    `json:"code,omitempty"`
 	ObservedAt time.Time `json:"observed_at"`
+	SourceKind string    `json:"source_kind,omitempty"` // who observed it: agent, gateway, client
+	SourceID   string    `json:"source_id,omitempty"`
+	// Reply numbers the distinct replies of an ambiguous id from 1, newest
+	// first: copies of one reply seen by several observers share it. 0 in
+	// a list.
+	Reply int `json:"reply,omitempty"`
 }
 
 // The distinct answers a lookup can give besides a story. Test them with
@@ -174,15 +186,22 @@ var (
 	ErrNotFound = errors.New("no stored error reply carries this id")
 )
 
-// AmbiguousError: the id matches several records (a task id shared by many
-// messages, a JSON-RPC id reused); Matches lists them, newest first, at most
-// Limit of Total.
+// AmbiguousError: the id names several distinct replies (the retries of one
+// message, a task id shared by many messages, a JSON-RPC id reused), not
+// one reply seen by several observers (that is one story, Story.Observers).
+// Matches lists the stored records, a reply's copies together (Match.Reply),
+// newest reply first, at most MaxMatches of Total records; Replies counts
+// the distinct replies.
 type AmbiguousError struct {
 	Matches []Match
 	Total   int
+	Replies int
 }
 
 func (e *AmbiguousError) Error() string {
+	if e.Replies > 0 && e.Replies != e.Total {
+		return fmt.Sprintf("the id names %d distinct error replies (%d stored records, with the copies of other observers); pick one by its event_id", e.Replies, e.Total)
+	}
 	return fmt.Sprintf("the id matches %d stored error replies; pick one by its event_id", e.Total)
 }
 

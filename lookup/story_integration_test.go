@@ -169,8 +169,8 @@ func TestReady(t *testing.T) {
 // its per-caller quota and told to wait 12 s; it retries after 2 s (too
 // soon), then sends attempt 3 under a new messageId (rotated). The story of
 // attempt 2 shows the chain of its messageId with the early retry; the
-// story of attempt 3 shows the rotation. The agent is healthy for everyone
-// else, and the meaning says so, from the typed fields only.
+// story of attempt 3 shows the rotation. The alerter finds no overload of
+// the agent, and the meaning says so, from the typed fields only.
 func TestQuotaAttempts(t *testing.T) {
 	conn, opts := openDB(t)
 	at := time.Now().Add(-3 * time.Minute).Truncate(time.Second)
@@ -228,7 +228,7 @@ func TestQuotaAttempts(t *testing.T) {
 		t.Errorf("headline %q; want %q", m.Headline, wantHead)
 	}
 	if st.Context.VerdictError != "" || st.Context.AgentOverloaded ||
-		!strings.Contains(m.Text, "The agent was healthy for everyone else.") ||
+		!strings.Contains(m.Text, "The alerter found no overload of research-agent at that moment.") ||
 		!strings.Contains(m.Text, "The reply told the caller to wait 12 s.") ||
 		!strings.Contains(m.Text, "A retry after the delay is safe because the rejection happened at admission.") {
 		t.Errorf("meaning %q (verdict error %q)", m.Text, st.Context.VerdictError)
@@ -310,7 +310,7 @@ func TestContextVerdicts(t *testing.T) {
 		t.Errorf("verdict at %v; want the record's second %v", ov.Context.VerdictAt, at)
 	}
 	if !strings.Contains(ov.Meaning.Text, "The agent was failing for everyone at that moment") ||
-		!strings.Contains(qt.Meaning.Text, "The agent was healthy for everyone else.") {
+		!strings.Contains(qt.Meaning.Text, "The alerter found no overload of research-agent at that moment.") {
 		t.Errorf("meanings:\n%s\n%s", ov.Meaning.Text, qt.Meaning.Text)
 	}
 	// The record is 6 minutes old: the window's last minutes had not begun

@@ -63,7 +63,7 @@ func TestMeaningTable(t *testing.T) {
 				for _, retry := range []*bool{nil, ptr(true), ptr(false)} {
 					r := testRecord(kind, row.Protocol)
 					r.Retryable = retry
-					m := meaningOf(&r, h)
+					m := meaningOf(&r, h, -1)
 					if m.Headline != head {
 						t.Errorf("headline %q; want %q", m.Headline, head)
 					}
@@ -88,8 +88,8 @@ func TestMeaningTable(t *testing.T) {
 	}
 	// The worked example of seed 002, said in full.
 	r := testRecord("quota", "a2a")
-	m := meaningOf(&r, healthOK)
-	if want := `Quota: caller orchestrator-7 went over research-agent's limit "per-caller". The agent was healthy for everyone else. ` +
+	m := meaningOf(&r, healthOK, -1)
+	if want := `Quota: caller orchestrator-7 went over research-agent's limit "per-caller". The alerter found no overload of research-agent at that moment. ` +
 		`The reply told the caller to wait 12 s. A retry after the delay is safe because the rejection happened at admission. ` +
 		`The reply names the fields: message.messageId.`; m.Text != want {
 		t.Errorf("worked example:\n%s\nwant\n%s", m.Text, want)

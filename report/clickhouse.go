@@ -42,7 +42,8 @@ const rollupMigration = 6
 // Report implements Reporter. agent "" asks for every agent. The range is
 // [from, to) in whole seconds (observed_at is a DateTime): from is rounded
 // down and to up, and the Report carries the bounds it used. Errors:
-// *BadRangeError for a range it refuses, *lookup.UnavailableError when
+// *BadRangeError for a range it refuses, *lookup.ConfigError when the server
+// refuses the configuration (no such database, user, password), *lookup.UnavailableError when
 // ClickHouse fails, ctx.Err() when ctx ends first.
 //
 // The whole hours of the range come from the findings_1h rollup, the
@@ -172,7 +173,7 @@ func (c *ClickHouse) rollupSince(ctx context.Context, db string) (time.Time, err
 		if ctx.Err() != nil {
 			return time.Time{}, ctx.Err()
 		}
-		return time.Time{}, &lookup.UnavailableError{Err: fmt.Errorf("report: %w", err)}
+		return time.Time{}, lookup.StoreError(fmt.Errorf("report: %w", err))
 	}
 	if at > 0 {
 		c.since = time.Unix(int64(at), 0).UTC()
@@ -196,7 +197,7 @@ func (c *ClickHouse) query(ctx context.Context, q string, args []any, out *[]par
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return &lookup.UnavailableError{Err: fmt.Errorf("report: %w", err)}
+		return lookup.StoreError(fmt.Errorf("report: %w", err))
 	}
 	rows, err := c.Conn.Query(ctx, q, args...)
 	if err != nil {

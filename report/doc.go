@@ -26,5 +26,7 @@
 // errors and twice in hours read from findings_1h, like every rollup.
 //
 // Errors. *BadRangeError for a range the report refuses (HTTP 400);
-// *lookup.UnavailableError when ClickHouse cannot answer (HTTP 503).
+// *lookup.UnavailableError when ClickHouse cannot answer (HTTP 503);
+// *lookup.ConfigError when it refuses the configuration (unknown database,
+// table or user, wrong password: not worth a retry).
 package report

@@ -12,7 +12,9 @@ import (
 // mistake; the HTTP layer answers 400 with Error() as the message.
 //
 // Failures of ClickHouse itself come back as *lookup.UnavailableError (503),
-// the same type the support lookup uses, so one mapping serves both. Any
+// the same type the support lookup uses, so one mapping serves both; an
+// answer of the server that the configuration is wrong (no such database
+// or table, unknown user, wrong password) as *lookup.ConfigError. Any
 // other error (an invalid Database name) is a configuration mistake of the
 // server (500). A cancelled or expired ctx comes back as ctx.Err().
 type BadRangeError struct {

@@ -50,7 +50,7 @@ func (h *handler) story(w http.ResponseWriter, r *http.Request, q url.Values) {
 			Columns: searchedColumns, Agent: opt.Agent != "", EventID: opt.EventID != "",
 		})
 	case errors.As(err, &amb):
-		h.renderForm(w, r, http.StatusMultipleChoices, "ambiguous", f, ambiguousPage{Matches: amb.Matches, Total: amb.Total})
+		h.renderForm(w, r, http.StatusMultipleChoices, "ambiguous", f, ambiguousPage{Matches: amb.Matches, Total: amb.Total, Replies: amb.Replies})
 	case errors.As(err, &bad):
 		h.renderForm(w, r, http.StatusBadRequest, "badid", f, badIDPage{Reason: bad.Reason})
 	case isUnavailable(err):
@@ -72,7 +72,8 @@ func (notFoundPage) PageTitle() string { return "No error reply found" }
 
 type ambiguousPage struct {
 	Matches []lookup.Match
-	Total   int
+	Total   int // records
+	Replies int // distinct replies among them (0: not known)
 }
 
 func (ambiguousPage) PageTitle() string { return "Several error replies match" }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -69,10 +70,19 @@ func newCommon(name string, stderr io.Writer) *common {
 }
 
 // parse reads args, then the environment; every flag reads the variables
-// envKeys names. It returns flag.ErrHelp after --help.
+// envKeys names. Flags may come before or after the positional arguments
+// (`lookup ID --clickhouse.addr …` as well as `lookup --clickhouse.addr …
+// ID`); after "--" everything is positional (an id that begins with "-").
+// c.fs.Args() then holds the positional arguments in order. It returns
+// flag.ErrHelp after --help.
 func (c *common) parse(args []string) error {
 	c.fs.VisitAll(func(fl *flag.Flag) { c.f.Env(fl.Name, envKeys(fl.Name)...) })
-	if err := c.fs.Parse(args); err != nil {
+	pos, err := parseInterleaved(c.fs, args)
+	if err != nil {
+		return err
+	}
+	// Leave the positional arguments where fs.Args() reports them.
+	if err := c.fs.Parse(append([]string{"--"}, pos...)); err != nil {
 		return err
 	}
 	if err := c.f.Resolve(); err != nil {
@@ -129,4 +139,45 @@ func (c *common) redactor(log func(string)) *redact.Redactor {
 func (c *common) services(conn driver.Conn, red *redact.Redactor) (*lookup.Finder, *report.ClickHouse) {
 	return &lookup.Finder{Conn: conn, Database: *c.chDB, Redactor: red, RetryStorms: *c.storms, VerdictBudget: *c.budget},
 		&report.ClickHouse{Conn: conn, Database: *c.chDB}
+}
+
+// parseInterleaved parses fs from args, where flags and positional
+// arguments may be mixed, and returns the positional arguments in order.
+// The flag package stops at the first positional argument; this parses
+// again after each one. A "--" that is not a flag's value ends the flags.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" && !isFlagValue(fs, args[:used-1]) {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// isFlagValue reports whether the argument after before is the value of a
+// flag: before ends with "-name" or "--name" (no "=") of a flag that takes
+// a value.
+func isFlagValue(fs *flag.FlagSet, before []string) bool {
+	if len(before) == 0 {
+		return false
+	}
+	last := before[len(before)-1]
+	if len(last) < 2 || last[0] != '-' || last == "--" || strings.Contains(last, "=") {
+		return false
+	}
+	fl := fs.Lookup(strings.TrimPrefix(strings.TrimPrefix(last, "-"), "-"))
+	if fl == nil {
+		return false
+	}
+	b, ok := fl.Value.(interface{ IsBoolFlag() bool })
+	return !ok || !b.IsBoolFlag()
 }

@@ -62,14 +62,17 @@ func runLookup(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	agent := c.fs.String("agent", "", "the agent that answered: needed for a JSON-RPC id, narrows any other id")
 	eventID := c.fs.String("event-id", "", "pick one of several replies that carry the id")
 	c.fs.Usage = func() {
-		fmt.Fprint(c.fs.Output(), `usage: errtrail lookup [flags] ID
+		fmt.Fprint(c.fs.Output(), `usage: errtrail lookup ID [flags]
 
-Prints what errtrail knows of the error reply that carries ID (an error_id,
+Flags may come before or after ID; an ID that begins with "-" goes after
+"--". Prints what errtrail knows of the error reply that carries ID (an error_id,
 request_id, event_id, message_id or task_id as the customer quotes it, or a
 JSON-RPC id with --agent): what it means, the record, the attempts of the
 same request, the caller's context at that moment and the findings. Exit
-status 1 when no stored reply carries ID, 3 when several do (they are
-listed), 4 when ClickHouse cannot be asked.
+status 1 when no stored reply carries ID, 3 when several distinct replies do
+(they are listed, with who observed each), 4 when ClickHouse cannot be asked
+(retry later), 6 when it refuses the configuration (no such database or
+table, unknown user, wrong password: fix the flags or run ingest migrate).
 
 `)
 		c.fs.PrintDefaults()
@@ -118,15 +121,16 @@ func lookupFailed(err error, asJSON bool, p textout.Printer, stdout, stderr io.W
 	var amb *lookup.AmbiguousError
 	var bad *lookup.BadIDError
 	var unavail *lookup.UnavailableError
+	var config *lookup.ConfigError
 	switch {
 	case errors.Is(err, lookup.ErrNotFound):
 		fmt.Fprintln(stderr, "errtrail lookup: not found:", err)
 		return exitNotFound
 	case errors.As(err, &amb):
 		if asJSON {
-			_ = writeJSON(stdout, map[string]any{"matches": amb.Matches, "total": amb.Total})
+			_ = writeJSON(stdout, map[string]any{"matches": amb.Matches, "total": amb.Total, "replies": amb.Replies})
 		} else {
-			_ = p.Matches(amb.Matches, amb.Total)
+			_ = p.Matches(amb.Matches, amb.Total, amb.Replies)
 		}
 		fmt.Fprintln(stderr, "errtrail lookup:", err)
 		return exitAmbiguous
@@ -136,6 +140,9 @@ func lookupFailed(err error, asJSON bool, p textout.Printer, stdout, stderr io.W
 	case errors.As(err, &unavail):
 		fmt.Fprintln(stderr, "errtrail lookup:", err)
 		return exitUnavailable
+	case errors.As(err, &config):
+		fmt.Fprintln(stderr, "errtrail lookup:", err)
+		return exitConfig
 	}
 	fmt.Fprintln(stderr, "errtrail lookup:", err)
 	return exitFailed

@@ -2,8 +2,8 @@
 // reads errtrail's ClickHouse tables (a read-only user suffices) and answers
 // in words.
 //
-//	errtrail lookup [flags] ID      the story of one error reply
-//	errtrail report [flags] [AGENT] an agent's conformance report (every agent without one)
+//	errtrail lookup ID [flags]      the story of one error reply
+//	errtrail report [AGENT] [flags] an agent's conformance report (every agent without one)
 //	errtrail serve [flags]          the same as an HTTP API (/v1/) and web pages (/)
 //
 // It is a binary of its own, not a subcommand of ingest, because the people
@@ -35,8 +35,9 @@ const (
 	exitNotFound    = 1 // no stored reply carries the id
 	exitUsage       = 2 // bad flags, bad id, bad range
 	exitAmbiguous   = 3 // several replies carry the id; the matches are printed
-	exitUnavailable = 4 // ClickHouse could not be asked
+	exitUnavailable = 4 // ClickHouse could not be asked: retry later
 	exitFailed      = 5 // anything else (a serve that failed)
+	exitConfig      = 6 // ClickHouse answered that the configuration is wrong (no such database, table, user; bad password; no grant): retrying cannot help
 )
 
 const usage = `usage: errtrail <command> [flags]
@@ -46,8 +47,11 @@ const usage = `usage: errtrail <command> [flags]
   report [AGENT]   which rules an agent's error replies break (every agent without AGENT)
   serve            the HTTP API (/v1/...) and the web pages (/)
 
-errtrail <command> --help lists the flags. Exit status: 0 answered, 1 not found,
-2 bad usage or id, 3 several matches, 4 ClickHouse unavailable, 5 failed.
+errtrail <command> --help lists the flags; flags may come before or after
+the ID or AGENT. Exit status: 0 answered, 1 not found,
+2 bad usage or id, 3 several matches, 4 ClickHouse unavailable (retry later),
+5 failed, 6 ClickHouse refused the configuration (database, tables, user or
+password: fix it, a retry cannot help).
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

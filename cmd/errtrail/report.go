@@ -18,8 +18,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	toFlag := c.fs.String("to", "", "end of the range, RFC 3339 (default: now)")
 	fromFlag := c.fs.String("from", "", "start of the range, RFC 3339 (overrides --since)")
 	c.fs.Usage = func() {
-		fmt.Fprint(c.fs.Output(), `usage: errtrail report [flags] [AGENT]
+		fmt.Fprint(c.fs.Output(), `usage: errtrail report [AGENT] [flags]
 
+Flags may come before or after AGENT.
 Prints which rules of its protocol AGENT's error replies broke in the range
 (every agent's without AGENT): how many replies, their share, an example to
 look up, the sentence of the seed or spec each rule comes from and what to
@@ -68,8 +69,12 @@ change.
 	if err != nil {
 		fmt.Fprintln(stderr, "errtrail report:", err)
 		var unavail *lookup.UnavailableError
-		if errors.As(err, &unavail) {
+		var config *lookup.ConfigError
+		switch {
+		case errors.As(err, &unavail):
 			return exitUnavailable
+		case errors.As(err, &config):
+			return exitConfig
 		}
 		return exitUsage
 	}

@@ -95,6 +95,7 @@ func (p Printer) Story(s *lookup.Story) error {
 	if s.Meaning.Advice != "" {
 		fmt.Fprintf(w, "What the caller should do: %s\n", clean(s.Meaning.Advice))
 	}
+	p.observers(w, &s.Observers)
 
 	fmt.Fprintf(w, "\n%s\n", p.heading("RECORD"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -122,6 +123,45 @@ func (p Printer) Story(s *lookup.Story) error {
 		}
 	}
 	return w.err
+}
+
+// observers prints who observed the reply and what each copy saw
+// differently.
+func (p Printer) observers(w io.Writer, o *lookup.Observers) {
+	if len(o.Copies) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s\n", p.heading("SEEN BY"))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "   \tobserver\tsource id\tobserved_at\tevent_id\tsaw")
+	for _, c := range o.Copies {
+		mark, saw := " ", "the same reply"
+		switch {
+		case c.This:
+			mark, saw = ">", "this record"
+		case len(c.Differs) > 0:
+			saw = p.alert(fmt.Sprintf("a different reply (%d fields)", len(c.Differs)))
+		}
+		kind := c.SourceKind
+		if kind == "" {
+			kind = "?"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", mark, clean(kind), clean(c.SourceID), stamp(c.ObservedAt), clean(c.EventID), saw)
+	}
+	tw.Flush()
+	for _, c := range o.Copies {
+		for _, d := range c.Differs {
+			fmt.Fprintf(w, "  %s differs on %s: %s here, %s in this record\n", clean(c.SourceKind), clean(d.Field), clean(orNone(d.Copy)), clean(orNone(d.Record)))
+		}
+	}
+	fmt.Fprintf(w, "  %s\n", clean(o.Summary))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 func (p Printer) attempts(w io.Writer, a *lookup.Attempts) {
@@ -268,14 +308,30 @@ func recordFields(r *lookup.Record) [][2]string {
 	}
 }
 
-// Matches prints the records an ambiguous id matched, to pick one from.
-func (p Printer) Matches(ms []lookup.Match, total int) error {
+// Matches prints the records an id matched when it names several distinct
+// replies (total records, replies of them distinct: 0 when not known), with
+// the observer of each and the reply it is a copy of.
+func (p Printer) Matches(ms []lookup.Match, total, replies int) error {
 	w := &errWriter{w: p.W}
-	fmt.Fprintf(w, "%s\n", p.heading(fmt.Sprintf("%d stored error replies carry this id; pick one with --event-id:", total)))
+	head := fmt.Sprintf("%d stored error replies carry this id; pick one with --event-id:", total)
+	if replies > 0 && replies != total {
+		head = fmt.Sprintf("%d distinct error replies carry this id (%d stored records: some replies were seen by several observers); pick one with --event-id:", replies, total)
+	}
+	fmt.Fprintf(w, "%s\n", p.heading(head))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  event_id\tobserved_at\tmatched by\tagent\tcaller\tkind\tcode")
+	fmt.Fprintln(tw, "  reply\tevent_id\tobserver\tobserved_at\tmatched by\tagent\tcaller\tkind\tcode")
 	for _, m := range ms {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", clean(m.EventID), stamp(m.ObservedAt), clean(m.MatchedAs),
+		n, kind := "-", m.SourceKind
+		if m.Reply > 0 {
+			n = strconv.Itoa(m.Reply)
+		}
+		if kind == "" {
+			kind = "?"
+		}
+		if m.SourceID != "" {
+			kind += " (" + m.SourceID + ")"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n, clean(m.EventID), clean(kind), stamp(m.ObservedAt), clean(m.MatchedAs),
 			clean(m.Agent), clean(m.Caller), clean(m.Kind), clean(m.Code))
 	}
 	tw.Flush()
@@ -293,7 +349,7 @@ func (p Printer) Report(r *report.Report) error {
 		who = "agent " + clean(r.Agent)
 	}
 	fmt.Fprintf(w, "%s\n", p.heading(fmt.Sprintf("Conformance of %s, %s to %s", who, stamp(r.From), stamp(r.To))))
-	fmt.Fprintf(w, "%d error replies\n", r.Replies)
+	fmt.Fprintf(w, "%s\n", countedWords(r.Replies, r.Source, r.OtherObservations))
 	if len(r.Rules) == 0 {
 		fmt.Fprintln(w, "\nNo reply broke a rule errtrail checks.")
 	}
@@ -314,9 +370,13 @@ func (p Printer) Report(r *report.Report) error {
 	if len(r.Agents) > 0 {
 		fmt.Fprintf(w, "\n%s\n", p.heading("AGENTS"))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  agent\treplies\tbreaking a rule\trules broken")
+		fmt.Fprintln(tw, "  agent\treplies\tbreaking a rule\trules broken\tcounted from\tother observers' copies left out")
 		for _, a := range r.Agents {
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\n", clean(a.Agent), a.Replies, a.Breaking, a.Rules)
+			src := a.Source
+			if src == "" {
+				src = "-"
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%s\t%d\n", clean(a.Agent), a.Replies, a.Breaking, a.Rules, clean(src), a.OtherObservations)
 		}
 		tw.Flush()
 	}
@@ -324,6 +384,31 @@ func (p Printer) Report(r *report.Report) error {
 		fmt.Fprintf(w, "\nNever broken: %s\n", clean(strings.Join(r.Clean, ", ")))
 	}
 	return w.err
+}
+
+// countedWords says what a report counted and what it left out: the
+// replies of one observer kind per agent (report.Observer), and the copies
+// other observers published of the same replies.
+func countedWords(replies int64, source string, left int64) string {
+	s := fmt.Sprintf("%d error replies", replies)
+	switch source {
+	case "":
+		return s
+	case "agent":
+		s += ", counted as the agent published them"
+	case "gateway":
+		s += ", counted as a gateway in front of the agent saw them (the agent published none itself)"
+	case "client":
+		s += ", counted as the callers' clients saw them (the agent and gateways published none)"
+	case "mixed":
+		s += ", counted from each agent's best observer (the agent, else a gateway, else the client)"
+	default:
+		s += ", counted from the observer " + clean(source)
+	}
+	if left > 0 {
+		return s + fmt.Sprintf("; %d copies of the same replies published by other observers are left out, so each reply counts once", left)
+	}
+	return s + "; no other observer published copies"
 }
 
 // errWriter keeps the first write error, so a closed pipe is reported once.

@@ -18,7 +18,7 @@ func story() *lookup.Story {
 		MatchedAs: "error_id",
 		Record: lookup.Record{EventID: "ev-1", ObservedAt: at, Agent: "research-agent", Caller: "orch\x1b[2J-7",
 			Protocol: "a2a", Binding: "http", Kind: "quota", ErrorID: "err_1", Findings: []string{"retry_after_header_missing"}},
-		Meaning: lookup.Meaning{Headline: "Quota: caller went over its limit.", Details: []string{"The agent was healthy for everyone else."}, Advice: "Wait 12 s."},
+		Meaning: lookup.Meaning{Headline: "Quota: caller went over its limit.", Details: []string{"The alerter found no overload of research-agent at that moment."}, Advice: "Wait 12 s."},
 		Attempts: lookup.Attempts{Key: "message_id", Attempts: []lookup.Attempt{
 			{EventID: "ev-0", Attempt: 1, ObservedAt: at.Add(-3100 * time.Millisecond), Kind: "quota", AskedDelayMS: &d, Next: "error"},
 			{EventID: "ev-1", Attempt: 2, ObservedAt: at, Kind: "quota", AskedDelayMS: &d, WaitedMS: &waited, Next: "none_seen", This: true, Violations: []string{"retried_too_soon"}},
@@ -92,7 +92,7 @@ func TestColorOnlyWhenAsked(t *testing.T) {
 func TestMatchesAndReport(t *testing.T) {
 	var b bytes.Buffer
 	ms := []lookup.Match{{EventID: "ev-1", Agent: "a", Kind: "quota", MatchedAs: "task_id"}, {EventID: "ev-2", Agent: "a", Kind: "quota", MatchedAs: "task_id"}}
-	(Printer{W: &b}).Matches(ms, 5)
+	(Printer{W: &b}).Matches(ms, 5, 0)
 	if out := b.String(); !strings.Contains(out, "5 stored error replies") || !strings.Contains(out, "ev-2") || !strings.Contains(out, "and 3 more") {
 		t.Errorf("matches:\n%s", out)
 	}
@@ -127,3 +127,77 @@ var errClosed = &closedErr{}
 type closedErr struct{}
 
 func (*closedErr) Error() string { return "closed" }
+
+// TestStoryTextObservers: the story names every observer of the reply, marks
+// the record's copy, and prints each field a copy saw differently with both
+// values; the summary follows.
+func TestStoryTextObservers(t *testing.T) {
+	s := story()
+	at := s.Record.ObservedAt
+	s.Observers = lookup.Observers{Joined: true, Summary: "Seen by 2 observers: the agent (host-a) and a gateway (edge-1).", Copies: []lookup.Copy{
+		{EventID: "ev-1", SourceKind: "agent", SourceID: "host-a", ObservedAt: at, This: true},
+		{EventID: "gw-1", SourceKind: "gateway", SourceID: "edge-1", ObservedAt: at.Add(3 * time.Millisecond),
+			Differs: []lookup.Difference{{Field: "http_status", Record: "429", Copy: "502"}, {Field: "code", Record: "RATE_LIMITED"}}},
+	}}
+	var b bytes.Buffer
+	if err := (Printer{W: &b}).Story(s); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"SEEN BY", "agent", "host-a", "this record", "gateway", "edge-1", "gw-1", "a different reply (2 fields)",
+		"gateway differs on http_status: 502 here, 429 in this record", "gateway differs on code: none here, RATE_LIMITED in this record",
+		"Seen by 2 observers"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	s.Observers.Copies[1].Differs = nil
+	b.Reset()
+	(Printer{W: &b}).Story(s)
+	if out := b.String(); !strings.Contains(out, "the same reply") || strings.Contains(out, "differs on") {
+		t.Errorf("an equal copy:\n%s", out)
+	}
+}
+
+// TestMatchesObservers: several distinct replies list each row with its
+// observer and the reply it is a copy of, and the heading counts replies
+// and rows apart.
+func TestMatchesObservers(t *testing.T) {
+	var b bytes.Buffer
+	ms := []lookup.Match{
+		{EventID: "a-2", SourceKind: "agent", SourceID: "host-a", Reply: 1, Agent: "a", Kind: "quota", MatchedAs: "message_id"},
+		{EventID: "c-2", SourceKind: "client", SourceID: "laptop", Reply: 1, Agent: "a", Kind: "quota", MatchedAs: "message_id"},
+		{EventID: "a-1", SourceKind: "agent", SourceID: "host-a", Reply: 2, Agent: "a", Kind: "quota", MatchedAs: "message_id"},
+	}
+	(Printer{W: &b}).Matches(ms, 3, 2)
+	out := b.String()
+	for _, want := range []string{"2 distinct error replies", "3 stored records", "observer", "agent (host-a)", "client (laptop)", "reply"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(strings.TrimSpace(lines[2]), "1 ") || !strings.HasPrefix(strings.TrimSpace(lines[4]), "2 ") {
+		t.Errorf("rows not numbered by reply:\n%s", out)
+	}
+}
+
+// TestReportSaysWhatWasCounted: a report says which observer's copies it
+// counted and how many copies of other observers it left out, for one
+// agent and per agent; with none left out it says so.
+func TestReportSaysWhatWasCounted(t *testing.T) {
+	var b bytes.Buffer
+	(Printer{W: &b}).Report(&report.Report{Agent: "research-agent", Replies: 14, Source: "agent", OtherObservations: 14})
+	if out := b.String(); !strings.Contains(out, "14 error replies, counted as the agent published them; 14 copies of the same replies published by other observers are left out") {
+		t.Errorf("one agent:\n%s", out)
+	}
+	b.Reset()
+	(Printer{W: &b}).Report(&report.Report{Replies: 3, Source: "mixed", OtherObservations: 0,
+		Agents: []report.AgentSummary{{Agent: "a1", Replies: 2, Source: "agent"}, {Agent: "a2", Replies: 1, Source: "client", OtherObservations: 0}}})
+	out := b.String()
+	for _, want := range []string{"3 error replies, counted from each agent's best observer", "no other observer published copies", "counted from", "client"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("every agent lacks %q:\n%s", want, out)
+		}
+	}
+}
