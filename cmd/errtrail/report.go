@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/errtrail/errtrail/lookup"
+	"github.com/errtrail/errtrail/report"
 )
 
 // runReport executes `errtrail report [AGENT]`.
@@ -70,6 +71,9 @@ change.
 		var unavail *lookup.UnavailableError
 		if errors.As(err, &unavail) {
 			return exitUnavailable
+		}
+		if errors.Is(err, report.ErrUnknownAgent) {
+			return exitNotFound
 		}
 		return exitUsage
 	}
