@@ -93,7 +93,7 @@ asked with.
 		return exitUsage
 	}
 	defer repConn.Close()
-	readyConn, err := c.connectPool(*c.chAddr, 1)
+	readyConn, err := c.connectPool(*c.chAddr, 2)
 	if err != nil {
 		fmt.Fprintln(stderr, "errtrail serve:", err)
 		return exitUsage
