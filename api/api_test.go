@@ -163,7 +163,17 @@ func TestUnitBadParameters(t *testing.T) {
 		{"/v1/errors/x?event_id=%7F", "invalid-parameter", "event_id"},
 		{"/v1/agents/a%0Ab/report", "invalid-parameter", "agent"},
 		{"/v1/report?from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z", "invalid-range", ""},
-		{"/v1/report?from=1960-01-01T00:00:00Z&to=1960-01-02T00:00:00Z", "invalid-range", ""},
+		{"/v1/report?from=1960-01-01T00:00:00Z&to=1960-01-02T00:00:00Z", "invalid-parameter", "from"},
+		{"/v1/report?to=1900-01-02T00:00:00Z", "invalid-parameter", "to"},
+		{"/v1/report?to=1970-01-01T01:00:00Z", "invalid-range", ""}, // the default from is before 1970
+		{"/v1/errors?from=1969-12-31T23:59:59Z&to=1970-01-01T01:00:00Z", "invalid-parameter", "from"},
+		{"/v1/errors?to=2106-02-08T00:00:00Z", "invalid-parameter", "to"},
+		{"/v1/errors?to=9999-12-31T23:59:59Z&cursor=abc", "invalid-parameter", "to"},
+		{"/v1/errors?agent=" + strings.Repeat("a", 300), "invalid-parameter", "agent"},
+		{"/v1/errors?caller=a%E2%80%A8b", "invalid-parameter", "caller"},
+		{"/v1/errors?cursor=" + strings.Repeat("c", 1025), "invalid-parameter", "cursor"},
+		{"/v1/errors/x?agent=" + strings.Repeat("a", 300), "invalid-parameter", "agent"},
+		{"/v1/agents/" + strings.Repeat("a", 300) + "/report", "invalid-parameter", "agent"},
 		{"/v1/report?limit=1", "unknown-parameter", ""},
 		{"/healthz?verbose=1", "unknown-parameter", ""},
 	} {

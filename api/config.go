@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/errtrail/errtrail/lookup"
+	"github.com/errtrail/errtrail/report"
 )
 
 // Config is the api's settings. The zero value is not usable: start from
@@ -40,15 +43,26 @@ type Config struct {
 	Burst      int     // --ratelimit.burst: requests allowed at once
 	MaxClients int     // --ratelimit.max-clients: buckets kept; the least recently seen is dropped beyond
 
+	// Concurrency limits on the questions the store is asked (see gate):
+	// lookups (a story), lists and reports each have a gate. A request
+	// waits at most QueueTimeout for a slot (it must be below
+	// RequestTimeout, so that a full gate answers 503, not 504).
+	Lookups      GateLimits    // --limits.lookups.*
+	Lists        GateLimits    // --limits.lists.*
+	Reports      GateLimits    // --limits.reports.*
+	QueueTimeout time.Duration // --limits.queue-timeout
+
 	// Not flags.
 	Log *slog.Logger // access and error logs; nil discards
-	// Pages, if set, serves every path outside /v1/ that no route of the
-	// api serves (the web pages): after the same method, body and
-	// per-client rate-limit checks, counted and logged under the route
-	// label "pages", but without the bearer-token check (a browser form
-	// cannot send one; the command decides whether pages may run with auth
-	// on). Its own headers win over the api's.
-	Pages http.Handler
+	// Pages, if set, builds the handler of every path outside /v1/ that no
+	// route of the api serves (the web pages) on the api's lookup service
+	// and reporter behind the same concurrency limits. The pages are
+	// served after the same method, body, path and per-client rate-limit
+	// checks, counted and logged under the route label "pages", but
+	// without the bearer-token check (a browser form cannot send one; the
+	// command decides whether pages may run with auth on). Their own
+	// headers win over the api's.
+	Pages func(svc lookup.Service, rep report.Reporter) http.Handler
 	Now   func() time.Time // default time.Now; tests move it
 }
 
@@ -67,6 +81,10 @@ func DefaultConfig() Config {
 		RPS:               10,
 		Burst:             20,
 		MaxClients:        10000,
+		Lookups:           GateLimits{Concurrency: 8, PerClient: 4, QueueLength: 64},
+		Lists:             GateLimits{Concurrency: 4, PerClient: 2, QueueLength: 32},
+		Reports:           GateLimits{Concurrency: 4, PerClient: 2, QueueLength: 16},
+		QueueTimeout:      5 * time.Second,
 	}
 }
 
@@ -89,6 +107,15 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.RPS, "ratelimit.rps", c.RPS, "sustained requests per second per client (0: no limit)")
 	fs.IntVar(&c.Burst, "ratelimit.burst", c.Burst, "requests a client may make at once")
 	fs.IntVar(&c.MaxClients, "ratelimit.max-clients", c.MaxClients, "clients whose buckets are kept; the least recently seen is forgotten beyond")
+	for _, g := range []struct {
+		name, what string
+		l          *GateLimits
+	}{{"lookups", "stories (one error by id)", &c.Lookups}, {"lists", "lists of errors", &c.Lists}, {"reports", "conformance reports", &c.Reports}} {
+		fs.IntVar(&g.l.Concurrency, "limits."+g.name+".concurrency", g.l.Concurrency, g.what+" asking the store at once")
+		fs.IntVar(&g.l.PerClient, "limits."+g.name+".per-client", g.l.PerClient, g.what+" one client may have running or queued; beyond, 429")
+		fs.IntVar(&g.l.QueueLength, "limits."+g.name+".queue-length", g.l.QueueLength, g.what+" waiting for a slot; beyond, 503")
+	}
+	fs.DurationVar(&c.QueueTimeout, "limits.queue-timeout", c.QueueTimeout, "longest wait for a slot of --limits.*.concurrency; past it, 503 with Retry-After (must be below --request.timeout)")
 }
 
 // Validate reports the first setting that cannot work.
@@ -112,6 +139,13 @@ func (c *Config) Validate() error {
 		return errors.New("--ratelimit.burst must be at least 1")
 	case c.RPS > 0 && c.MaxClients < 1:
 		return errors.New("--ratelimit.max-clients must be at least 1")
+	case c.QueueTimeout <= 0 || c.QueueTimeout >= c.RequestTimeout:
+		return fmt.Errorf("--limits.queue-timeout (%v) must be positive and below --request.timeout (%v)", c.QueueTimeout, c.RequestTimeout)
+	}
+	for name, g := range map[string]GateLimits{"lookups": c.Lookups, "lists": c.Lists, "reports": c.Reports} {
+		if g.Concurrency < 1 || g.PerClient < 1 || g.QueueLength < 0 {
+			return fmt.Errorf("--limits.%s.concurrency and --limits.%[1]s.per-client must be at least 1, --limits.%[1]s.queue-length not negative", name)
+		}
 	}
 	return nil
 }

@@ -6,9 +6,9 @@
 //
 // The core types:
 //
-//   - Config: listen address, HTTP timeouts, auth, rate limit, sizes.
-//     RegisterFlags binds it to --http.*, --auth.*, --ratelimit.*,
-//     --request.* flags.
+//   - Config: listen address, HTTP timeouts, auth, rate limit, sizes,
+//     concurrency limits. RegisterFlags binds it to --http.*, --auth.*,
+//     --ratelimit.*, --request.*, --limits.* flags.
 //   - Server: New builds it from a Config, a lookup.Service, a
 //     report.Reporter and the registry its metrics go to; it is the
 //     http.Handler, and HTTPServer wraps it in an *http.Server with the
@@ -29,8 +29,16 @@
 //     report.Reporter.
 //   - Every lookup runs under Config.RequestTimeout: a store that does not
 //     answer in time gives 504, an unavailable one 503.
+//   - Bounded: stories, lists and reports pass a gate each (gate.go:
+//     Config.Lookups, Lists, Reports, QueueTimeout) before they ask the
+//     store, for the API and the pages alike (Config.Pages is built on the
+//     gated services); a client over its share gets 429, a request that
+//     finds no slot within the queue deadline 503, both with Retry-After.
+//     The readiness check passes no gate. Paths not in canonical form are
+//     a 404, never a redirect.
 //
-// Wiring it into a command (no command serves it yet):
+// Wiring it into a command (cmd/errtrail/serve.go does this, with the
+// pages and a pool of its own for reports and for the readiness check):
 //
 //	cfg := api.DefaultConfig()
 //	cfg.RegisterFlags(fs)            // then cliflags' Env for ERRTRAIL_API_* fallbacks

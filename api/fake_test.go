@@ -193,6 +193,9 @@ func newHarness(t *testing.T, mod func(*Config)) *harness {
 	if mod != nil {
 		mod(&cfg)
 	}
+	if cfg.QueueTimeout >= cfg.RequestTimeout { // a test that shortened the request timeout
+		cfg.QueueTimeout = cfg.RequestTimeout / 2
+	}
 	s, err := New(cfg, h.svc, h.rep, h.reg)
 	if err != nil {
 		t.Fatalf("New: %v", err)

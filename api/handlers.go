@@ -23,9 +23,10 @@ const (
 	defaultReportRange = 24 * time.Hour
 )
 
-// maxValueLen bounds a text parameter (an agent, a caller, an event id, a
-// cursor): longer cannot be a stored value.
-const maxValueLen = 1024
+// maxValueLen bounds a text parameter (an agent, a caller, an event id):
+// longer cannot be a stored value. A cursor is bounded by
+// lookup.MaxCursorLen.
+const maxValueLen = lookup.MaxIDLen
 
 // kinds are the values the kind parameter takes: parse's verdict classes.
 var kinds = []parse.Kind{parse.KindQuota, parse.KindOverload, parse.KindInvalid, parse.KindAuth, parse.KindNotFound,
@@ -54,8 +55,12 @@ func (s *Server) serveStory(w *recorder, r *request) {
 func (s *Server) serveList(w *recorder, r *request) {
 	q := lookup.ListQuery{Agent: r.param("agent"), Caller: r.param("caller"), Kind: r.param("kind"),
 		Cursor: r.param("cursor"), Limit: lookup.DefaultListLimit}
-	if name := firstBadText(r, "agent", "caller", "cursor"); name != "" {
+	if name := firstBadText(r, "agent", "caller"); name != "" {
 		writeProblem(w, invalidParam(name))
+		return
+	}
+	if len(q.Cursor) > lookup.MaxCursorLen || !textValue(q.Cursor, lookup.MaxCursorLen) {
+		writeProblem(w, invalidParam("cursor"))
 		return
 	}
 	if q.Kind != "" && !slices.Contains(kinds, parse.Kind(q.Kind)) {
@@ -70,10 +75,28 @@ func (s *Server) serveList(w *recorder, r *request) {
 		}
 		q.Limit = n
 	}
-	var prob *problem
-	if q.From, q.To, prob = s.timeRange(r, defaultListRange, lookup.MaxListRange); prob != nil {
-		writeProblem(w, prob)
-		return
+	if q.Cursor != "" {
+		// The cursor holds the range of the first page: a time given
+		// with it must be the cursor's, one not given is the cursor's
+		// (a default "now" would be another range).
+		var prob *problem
+		if q.From, prob = parseTime(r, "from"); prob == nil {
+			q.To, prob = parseTime(r, "to")
+		}
+		if prob != nil {
+			writeProblem(w, prob)
+			return
+		}
+	} else {
+		var prob *problem
+		if q.From, q.To, prob = s.timeRange(r, defaultListRange, lookup.MaxListRange); prob != nil {
+			writeProblem(w, prob)
+			return
+		}
+		if _, err := lookup.CheckList(q); err != nil {
+			s.fail(w, r, err, "")
+			return
+		}
 	}
 	v, err := s.await(r, func(ctx context.Context) (any, error) { return s.svc.List(ctx, q) })
 	if err != nil {
@@ -96,13 +119,13 @@ func (s *Server) serveReport(w *recorder, r *request) {
 	agent := ""
 	if slices.Contains(r.route.pathParams(), "agent") {
 		agent = r.pathValue("agent")
-		if !textValue(agent) {
+		if !textValue(agent, maxValueLen) {
 			writeProblem(w, invalidParam("agent"))
 			return
 		}
 	}
 	from, to, prob := s.timeRange(r, defaultReportRange, report.MaxRange)
-	if prob == nil && report.CheckRange(from, to) != nil { // before 1970, past ClickHouse's DateTime
+	if prob == nil && report.CheckRange(from, to) != nil { // cannot be: timeRange checks the same
 		prob = probInvalidRange.body()
 	}
 	if prob != nil {
@@ -184,6 +207,8 @@ func (s *Server) fail(w *recorder, r *request, err error, id string) {
 		bad   *lookup.BadIDError
 		unav  *lookup.UnavailableError
 		rng   *report.BadRangeError
+		bq    *lookup.BadQueryError
+		busy  *busyError
 		p     *problem
 		isErr = true // the log should say why
 	)
@@ -193,19 +218,32 @@ func (s *Server) fail(w *recorder, r *request, err error, id string) {
 		return
 	case errors.Is(err, context.DeadlineExceeded):
 		p = probTimeout.body()
+	case errors.As(err, &busy):
+		p, isErr = probBusy.body(), false
+		if busy.perClient {
+			p = probClientBusy.body()
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(busy.retryAfter)))
 	case errors.Is(err, lookup.ErrNotFound):
 		p, isErr = probNotFound.body(), false
+	case errors.Is(err, report.ErrUnknownAgent):
+		p, isErr = probUnknownAgent.body(), false
 	case errors.As(err, &amb):
 		p, isErr = probAmbiguous.body(), false
 		total := max(amb.Total, len(amb.Matches))
 		p.Matches, p.Total = amb.Matches, &total
 	case errors.As(err, &bad):
 		p, isErr = probBadID.body(), false
-		if reason := bad.Reason; reason != "" && (id == "" || !strings.Contains(reason, id)) && textValue(reason) {
+		if reason := bad.Reason; reason != "" && (id == "" || !strings.Contains(reason, id)) && textValue(reason, 1024) {
 			p.Detail = "The id cannot be an id errtrail stores: " + reason + "."
 		}
 	case errors.As(err, &rng): // its message quotes the range: not repeated
 		p, isErr = probInvalidRange.body(), false
+	case errors.As(err, &bq): // its reason is not passed on: the parameter is named
+		p, isErr = probInvalidRange.body(), false
+		if slices.Contains(r.route.query, bq.Param) {
+			p = invalidParam(bq.Param)
+		}
 	case errors.As(err, &unav):
 		p = probUnavailable.body()
 	default:
@@ -219,35 +257,46 @@ func (s *Server) fail(w *recorder, r *request, err error, id string) {
 
 // timeRange reads from and to (RFC 3339). Without to the range ends now;
 // without from it starts def before its end. It must not be empty or
-// longer than max.
+// longer than max, nor outside what ClickHouse's DateTime holds.
 func (s *Server) timeRange(r *request, def, max time.Duration) (from, to time.Time, _ *problem) {
-	to = s.now().UTC()
-	if v := r.param("to"); v != "" {
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
-			return from, to, invalidParam("to")
-		}
-		to = t.UTC()
+	from, prob := parseTime(r, "from")
+	if prob != nil {
+		return from, to, prob
 	}
-	from = to.Add(-def)
-	if v := r.param("from"); v != "" {
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
-			return from, to, invalidParam("from")
-		}
-		from = t.UTC()
+	if to, prob = parseTime(r, "to"); prob != nil {
+		return from, to, prob
 	}
-	if !from.Before(to) || to.Sub(from) > max {
+	if to.IsZero() {
+		to = s.now().UTC()
+	}
+	if from.IsZero() {
+		from = to.Add(-def)
+	}
+	if from.Before(lookup.MinListTime) || !from.Before(to) || to.Sub(from) > max { // a default from can be before 1970
 		return from, to, probInvalidRange.body()
 	}
 	return from, to, nil
+}
+
+// parseTime reads the time parameter name: RFC 3339, from 1970 to 2106
+// (ClickHouse's DateTime). Not given, it returns the zero time.
+func parseTime(r *request, name string) (time.Time, *problem) {
+	v := r.param(name)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil || t.Before(lookup.MinListTime) || t.After(lookup.MaxListTime) {
+		return time.Time{}, invalidParam(name)
+	}
+	return t.UTC(), nil
 }
 
 // firstBadText returns the first of the named parameters whose value is
 // not a text value, or "".
 func firstBadText(r *request, names ...string) string {
 	for _, n := range names {
-		if !textValue(r.param(n)) {
+		if !textValue(r.param(n), maxValueLen) {
 			return n
 		}
 	}
@@ -260,11 +309,11 @@ func invalidParam(name string) *problem {
 	return p
 }
 
-// textValue reports whether v can be a stored text value: valid UTF-8, not
-// too long, no control characters.
-func textValue(v string) bool {
-	if len(v) > maxValueLen || !utf8.ValidString(v) {
+// textValue reports whether v can be a stored text value: valid UTF-8, at
+// most max bytes, no control characters.
+func textValue(v string, max int) bool {
+	if len(v) > max || !utf8.ValidString(v) {
 		return false
 	}
-	return strings.IndexFunc(v, unicode.IsControl) < 0
+	return strings.IndexFunc(v, func(c rune) bool { return unicode.IsControl(c) || c == '\u2028' || c == '\u2029' }) < 0
 }

@@ -4,6 +4,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/errtrail/errtrail/lookup"
+	"github.com/errtrail/errtrail/report"
 )
 
 // TestUnitPagesFallback: with Config.Pages set, paths no api route serves
@@ -19,7 +22,7 @@ func TestUnitPagesFallback(t *testing.T) {
 		w.Write([]byte("page"))
 	})
 	h := newHarness(t, func(c *Config) {
-		c.Pages = pages
+		c.Pages = func(lookup.Service, report.Reporter) http.Handler { return pages }
 		c.RPS, c.Burst = 0.5, 2
 		c.TokensEnv = "ERRTRAIL_TEST_TOKENS"
 	})

@@ -41,7 +41,10 @@ var (
 	probUnavailable    = problemKind{"unavailable", http.StatusServiceUnavailable, "Store unavailable", "The error store cannot be asked right now; retry later."}
 	probNotReady       = problemKind{"not-ready", http.StatusServiceUnavailable, "Not ready", "The error store cannot be asked right now."}
 	probTimeout        = problemKind{"timeout", http.StatusGatewayTimeout, "Timed out", "The error store did not answer within the request timeout."}
-	problemKindsForDoc = []problemKind{probNotFound, probAmbiguous, probBadID, probUnknownParam, probRepeatedParam, probInvalidParam, probBadQuery, probInvalidRange, probUnauthorized, probNoRoute, probMethod, probBodyTooLarge, probRateLimited, probInternal, probUnavailable, probNotReady, probTimeout}
+	probUnknownAgent   = problemKind{"unknown-agent", http.StatusNotFound, "Unknown agent", "errtrail has stored no error reply of this agent."}
+	probClientBusy     = problemKind{"too-many-concurrent", http.StatusTooManyRequests, "Too many requests at once", "This client already has its share of such requests running; retry after the Retry-After header's seconds."}
+	probBusy           = problemKind{"busy", http.StatusServiceUnavailable, "Busy", "Too many such requests are running; none finished within the queue deadline. Retry after the Retry-After header's seconds."}
+	problemKindsForDoc = []problemKind{probNotFound, probAmbiguous, probBadID, probUnknownParam, probRepeatedParam, probInvalidParam, probBadQuery, probInvalidRange, probUnauthorized, probNoRoute, probMethod, probBodyTooLarge, probRateLimited, probInternal, probUnavailable, probNotReady, probTimeout, probUnknownAgent, probClientBusy, probBusy}
 )
 
 // statusClientClosed is recorded (never sent) when the client went away

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -12,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,7 +45,8 @@ type Server struct {
 	limiter *limiter
 	m       *metrics
 	promh   http.Handler
-	keyMAC  []byte // keys the client hashes; random per process
+	keyMAC  []byte       // keys the client hashes; random per process
+	pages   http.Handler // nil: no pages
 }
 
 // New checks cfg, reads the tokens and registers the metrics on reg. svc
@@ -69,6 +72,13 @@ func New(cfg Config, svc lookup.Service, rep report.Reporter, reg Registry) (*Se
 	}
 	s.limiter = newLimiter(cfg.RPS, cfg.Burst, cfg.MaxClients)
 	s.m = newMetrics(reg, s.limiter)
+	gm := newGateMetrics(reg)
+	s.svc = gatedLookups{svc: svc, story: newGate(classLookups, cfg.Lookups, cfg.QueueTimeout, gm),
+		lists: newGate(classLists, cfg.Lists, cfg.QueueTimeout, gm)}
+	s.rep = gatedReports{rep: rep, g: newGate(classReports, cfg.Reports, cfg.QueueTimeout, gm)}
+	if cfg.Pages != nil {
+		s.pages = cfg.Pages(s.svc, s.rep)
+	}
 	if s.tokens != nil {
 		s.tokens.onReload = func(err error, n int) {
 			if err != nil {
@@ -167,12 +177,14 @@ func (s *Server) ServeHTTP(hw http.ResponseWriter, hr *http.Request) {
 	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
 	h.Set("Referrer-Policy", "no-referrer")
 
-	rt, pathVals := match(hr.URL.EscapedPath())
+	escaped := hr.URL.EscapedPath()
+	rt, pathVals := match(escaped)
 	label := routeOther
 	if rt != nil {
 		label = rt.pattern
 	}
 	client := s.clientKey(hr)
+	hr = hr.WithContext(context.WithValue(hr.Context(), clientCtxKey{}, client.limit))
 	defer func() {
 		status := w.status
 		if status == 0 {
@@ -201,7 +213,11 @@ func (s *Server) ServeHTTP(hw http.ResponseWriter, hr *http.Request) {
 	}
 	hr.Body = http.MaxBytesReader(w, hr.Body, s.cfg.MaxBodyBytes)
 	if rt == nil {
-		if s.cfg.Pages == nil || isAPIPath(hr.URL.EscapedPath()) {
+		// A path that is not in its canonical form (//x, /a/../b, /a/./b)
+		// is no route and no page: the pages' ServeMux would answer it
+		// with a redirect whose Location repeats the path, and a path can
+		// hold the id asked with.
+		if s.pages == nil || isAPIPath(escaped) || !canonical(escaped) || !canonical(hr.URL.Path) {
 			writeProblem(w, probNoRoute.body())
 			return
 		}
@@ -214,7 +230,7 @@ func (s *Server) ServeHTTP(hw http.ResponseWriter, hr *http.Request) {
 				return
 			}
 		}
-		s.cfg.Pages.ServeHTTP(w, hr)
+		s.pages.ServeHTTP(w, hr)
 		return
 	}
 
@@ -243,6 +259,20 @@ func (s *Server) ServeHTTP(hw http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	rt.serve(s, w, &request{Request: hr, route: rt, query: q, path: pathVals})
+}
+
+// canonical reports whether p is a path as http.ServeMux would leave it:
+// starting with '/', without empty, "." or ".." segments (a trailing '/'
+// is kept).
+func canonical(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
 }
 
 // isAPIPath reports whether an escaped path is under /v1, which only the

@@ -35,7 +35,9 @@
 //   - Findings: each finding code with the sentence it checks and what the
 //     agent team should change (guide.go, GuideFor).
 //
-// Finder.List pages through the stored errors of a bounded range, and
+// Finder.List pages through the stored errors of a bounded range (its
+// cursor holds the range of the first page and is signed, Finder.CursorKey;
+// CheckList validates a ListQuery without asking the store), and
 // Finder.Ready says whether ClickHouse answers and the tables exist.
 //
 // What it reads: errtrail's errors, error_lookup, errors_1m and callers_1m

@@ -48,7 +48,15 @@ type Finder struct {
 	// with query_id QueryIDPrefix + step + "-" + a number. For measurements.
 	QueryIDPrefix string
 
+	// CursorKey signs the cursors of List (HMAC-SHA256). Empty: a key
+	// derived from Redactor's, so that every replica of a deployment takes
+	// the others' cursors; without a Redactor either, a key drawn at random
+	// the first time, and a cursor lasts as long as this Finder.
+	CursorKey []byte
+
 	mu        sync.Mutex // guards Redactor, which keeps scratch space
+	keyOnce   sync.Once
+	key       []byte // the cursor key when CursorKey is empty
 	observeMu sync.Mutex
 	queries   atomic.Int64
 }

@@ -2,6 +2,8 @@ package lookup
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -14,8 +16,14 @@ import (
 )
 
 // BadQueryError: a ListQuery out of bounds or with a cursor that is not one
-// of this query's. Reason never quotes a value of the query.
-type BadQueryError struct{ Reason string }
+// of this query's. Param names the ListQuery field at fault as the HTTP
+// API calls it ("agent", "caller", "kind", "from", "to", "limit",
+// "cursor"; "" for the range as a whole). Reason never quotes a value of
+// the query.
+type BadQueryError struct {
+	Param  string
+	Reason string
+}
 
 func (e *BadQueryError) Error() string { return "not a usable list query: " + e.Reason }
 
@@ -23,28 +31,44 @@ func (e *BadQueryError) Error() string { return "not a usable list query: " + e.
 // may name.
 var Kinds = []string{"quota", "overload", "invalid", "auth", "not_found", "conflict", "unsupported", "internal", "unknown"}
 
+// The range a list can span: ClickHouse's DateTime (observed_at), from
+// 1970 to 2106.
+var (
+	MinListTime = time.Unix(0, 0).UTC()
+	MaxListTime = time.Unix(1<<32-1, 0).UTC()
+)
+
+// MaxCursorLen bounds a cursor: every cursor List issues is shorter.
+const MaxCursorLen = 1024
+
 // List implements Service: the stored errors of [From, To), newest first,
 // one row per event (the latest copy), filtered by agent, caller and kind,
-// a page at a time. The cursor is the position after the page's last row
-// (keyset pagination on observed_at_ms, event_id, agent), bound to the
-// query it came from, so a page never repeats or skips a row of the same
-// query whatever is inserted meanwhile at other times.
+// a page at a time. Page.From and Page.To are the range the page covers.
+//
+// The cursor (Page.Next) is the position after the page's last row (keyset
+// pagination on observed_at_ms, event_id, agent) together with the range
+// and the filters it was issued for, under an HMAC (Finder.CursorKey): a
+// page never repeats or skips a row of the same query whatever is inserted
+// meanwhile at other times, and a client cannot turn a cursor into another
+// query's. With a Cursor, From and To may be zero (the cursor's range is
+// used, so a list whose first page ended "now" keeps that end); when given
+// they must equal the cursor's, and the filters always must.
 func (f *Finder) List(ctx context.Context, q ListQuery) (*Page, error) {
-	q, err := checkList(q)
+	var after *cursor
+	if q.Cursor != "" {
+		c, err := f.decodeCursor(q)
+		if err != nil {
+			return nil, err
+		}
+		after = &c
+		q.From, q.To = time.UnixMilli(c.From), time.UnixMilli(c.To)
+	}
+	q, err := CheckList(q)
 	if err != nil {
 		return nil, err
 	}
 	if err := alerter.ValidDatabase(f.db()); err != nil {
 		return nil, err
-	}
-	digest := q.digest()
-	var after *cursor
-	if q.Cursor != "" {
-		c, err := decodeCursor(q.Cursor, digest)
-		if err != nil {
-			return nil, err
-		}
-		after = &c
 	}
 	fromMS, toMS := q.From.UnixMilli(), q.To.UnixMilli()
 	var cond []string
@@ -73,7 +97,7 @@ func (f *Finder) List(ctx context.Context, q ListQuery) (*Page, error) {
 		return nil, unavailable(err, []string{q.Agent, q.Caller})
 	}
 	defer rows.Close()
-	page := &Page{Errors: []Match{}}
+	page := &Page{Errors: []Match{}, From: q.From, To: q.To}
 	var last cursor
 	for rows.Next() {
 		var m Match
@@ -82,7 +106,7 @@ func (f *Finder) List(ctx context.Context, q ListQuery) (*Page, error) {
 			return nil, unavailable(err, []string{q.Agent, q.Caller})
 		}
 		if len(page.Errors) == q.Limit {
-			page.Next = encodeCursor(last, digest) // there is at least one more row
+			page.Next = f.encodeCursor(last, q) // there is at least one more row
 			break
 		}
 		m.ObservedAt = time.UnixMilli(int64(ms)).UTC()
@@ -95,14 +119,22 @@ func (f *Finder) List(ctx context.Context, q ListQuery) (*Page, error) {
 	return page, nil
 }
 
-// checkList validates q and fills its defaults.
-func checkList(q ListQuery) (ListQuery, error) {
-	var err error
-	if q.Agent, err = checkName(q.Agent, "agent"); err != nil {
-		return q, &BadQueryError{Reason: err.(*BadIDError).Reason}
-	}
-	if q.Caller, err = checkName(q.Caller, "caller"); err != nil {
-		return q, &BadQueryError{Reason: err.(*BadIDError).Reason}
+// CheckList validates q as List does (without its cursor's signature,
+// which only the Finder that issued it can check) and returns it with its
+// defaults filled: the limit, the times in UTC and cut to the millisecond.
+// Its errors are *BadQueryError. Callers that take a list from a person
+// use it to refuse a bad query before asking the store.
+func CheckList(q ListQuery) (ListQuery, error) {
+	bad := func(param, reason string) (ListQuery, error) { return q, &BadQueryError{Param: param, Reason: reason} }
+	for _, p := range []struct {
+		v    *string
+		name string
+	}{{&q.Agent, "agent"}, {&q.Caller, "caller"}} {
+		v, err := checkName(*p.v, p.name)
+		if err != nil {
+			return bad(p.name, err.(*BadIDError).Reason)
+		}
+		*p.v = v
 	}
 	if q.Kind != "" {
 		known := false
@@ -110,77 +142,131 @@ func checkList(q ListQuery) (ListQuery, error) {
 			known = known || k == q.Kind
 		}
 		if !known {
-			return q, &BadQueryError{Reason: "kind is not one of " + strings.Join(Kinds, ", ")}
+			return bad("kind", "kind is not one of "+strings.Join(Kinds, ", "))
 		}
 	}
 	switch {
-	case q.From.IsZero() || q.To.IsZero():
-		return q, &BadQueryError{Reason: "from and to are required"}
+	case q.From.IsZero():
+		return bad("from", "from is required")
+	case q.To.IsZero():
+		return bad("to", "to is required")
+	case q.From.Before(MinListTime) || q.From.After(MaxListTime):
+		return bad("from", "from is outside what ClickHouse stores (1970 to 2106)")
+	case q.To.Before(MinListTime) || q.To.After(MaxListTime):
+		return bad("to", "to is outside what ClickHouse stores (1970 to 2106)")
 	case !q.From.Before(q.To):
-		return q, &BadQueryError{Reason: "from must be before to"}
+		return bad("", "from must be before to")
 	case q.To.Sub(q.From) > MaxListRange:
-		return q, &BadQueryError{Reason: fmt.Sprintf("the range is longer than %v", MaxListRange)}
-	case q.From.Unix() < 0 || q.To.Unix() > 1<<32-1:
-		return q, &BadQueryError{Reason: "the range is outside what ClickHouse stores"}
+		return bad("", fmt.Sprintf("the range is longer than %v", MaxListRange))
 	case q.Limit < 0 || q.Limit > MaxListLimit:
-		return q, &BadQueryError{Reason: fmt.Sprintf("limit must be 1..%d", MaxListLimit)}
-	case len(q.Cursor) > 1024:
-		return q, &BadQueryError{Reason: "the cursor is not one this service issued"}
+		return bad("limit", fmt.Sprintf("limit must be 1..%d", MaxListLimit))
+	case len(q.Cursor) > MaxCursorLen:
+		return bad("cursor", "the cursor is not one this service issued")
 	}
 	if q.Limit == 0 {
 		q.Limit = DefaultListLimit
 	}
-	q.From, q.To = q.From.UTC(), q.To.UTC()
+	q.From, q.To = q.From.Truncate(time.Millisecond).UTC(), q.To.Truncate(time.Millisecond).UTC()
 	return q, nil
 }
 
-// cursor is the position after a page's last row.
+// cursor is the position after a page's last row and the query it belongs
+// to: the range in Unix milliseconds and a digest of the filters.
 type cursor struct {
 	MS      int64  `json:"t"`
 	EventID string `json:"e"`
 	Agent   string `json:"a"`
-	Query   string `json:"q"` // the digest of the query it belongs to
+	From    int64  `json:"f"`
+	To      int64  `json:"u"`
+	Filters string `json:"q"`
 }
 
-// digest identifies the query a cursor belongs to (not the limit: a client
-// may change the page size between pages).
-func (q ListQuery) digest() string {
+// filters digests the filters a cursor belongs to (not the limit: a client
+// may change the page size between pages; not the range: the cursor holds
+// it).
+func (q ListQuery) filters() string {
 	h := sha256.New()
-	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(q.From.UnixMilli()))
-	binary.BigEndian.PutUint64(b[8:], uint64(q.To.UnixMilli()))
-	h.Write(b[:])
 	for _, s := range []string{q.Agent, q.Caller, q.Kind} {
+		var n [4]byte
+		binary.BigEndian.PutUint32(n[:], uint32(len(s)))
+		h.Write(n[:])
 		h.Write([]byte(s))
-		h.Write([]byte{0})
 	}
-	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:9])
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:12])
 }
 
-// encodeCursor is base64url of the JSON position and 8 bytes of its
-// SHA-256: opaque to clients, and a changed byte is refused, not read as
-// another position.
-func encodeCursor(c cursor, digest string) string {
-	c.Query = digest
+// cursorMACLen is the bytes of HMAC-SHA256 a cursor carries.
+const cursorMACLen = 16
+
+// encodeCursor is base64url of the JSON position and its HMAC under the
+// Finder's cursor key: opaque to clients, and a changed byte is refused,
+// not read as another position or range.
+func (f *Finder) encodeCursor(c cursor, q ListQuery) string {
+	c.From, c.To, c.Filters = q.From.UnixMilli(), q.To.UnixMilli(), q.filters()
 	b, _ := json.Marshal(c)
-	sum := sha256.Sum256(b)
-	return base64.RawURLEncoding.EncodeToString(append(b, sum[:8]...))
+	return base64.RawURLEncoding.EncodeToString(append(b, f.cursorMAC(b)...))
 }
 
-func decodeCursor(s, digest string) (cursor, error) {
-	bad := &BadQueryError{Reason: "the cursor is not one this service issued for this query"}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) < 9 {
+// decodeCursor reads q.Cursor and checks that it belongs to q: the filters
+// equal, and From and To, when set, the cursor's range.
+func (f *Finder) decodeCursor(q ListQuery) (cursor, error) {
+	bad := &BadQueryError{Param: "cursor", Reason: "the cursor is not one this service issued"}
+	if len(q.Cursor) > MaxCursorLen {
 		return cursor{}, bad
 	}
-	body, sum := b[:len(b)-8], b[len(b)-8:]
-	want := sha256.Sum256(body)
-	if string(want[:8]) != string(sum) {
+	b, err := base64.RawURLEncoding.DecodeString(q.Cursor)
+	if err != nil || len(b) <= cursorMACLen {
+		return cursor{}, bad
+	}
+	body, mac := b[:len(b)-cursorMACLen], b[len(b)-cursorMACLen:]
+	if !hmac.Equal(mac, f.cursorMAC(body)) {
 		return cursor{}, bad
 	}
 	var c cursor
-	if err := json.Unmarshal(body, &c); err != nil || c.Query != digest || c.MS < 0 {
+	if err := json.Unmarshal(body, &c); err != nil || c.MS < 0 || c.From < 0 || c.To <= c.From {
 		return cursor{}, bad
 	}
+	// The filters are compared as List will use them.
+	fq := q
+	fq.From, fq.To = time.UnixMilli(c.From), time.UnixMilli(c.To)
+	fq.Cursor = ""
+	if fq, err = CheckList(fq); err != nil {
+		return cursor{}, err
+	}
+	if c.Filters != fq.filters() ||
+		(!q.From.IsZero() && q.From.UnixMilli() != c.From) || (!q.To.IsZero() && q.To.UnixMilli() != c.To) {
+		return cursor{}, &BadQueryError{Param: "cursor", Reason: "the cursor belongs to another query: give it with the agent, caller and kind of the page it came from, and without from and to (or with the same)"}
+	}
 	return c, nil
+}
+
+// cursorMAC is HMAC-SHA256 of b under the cursor key, cut to cursorMACLen.
+func (f *Finder) cursorMAC(b []byte) []byte {
+	m := hmac.New(sha256.New, f.cursorKey())
+	m.Write(b)
+	return m.Sum(nil)[:cursorMACLen]
+}
+
+// cursorKey is CursorKey, else a key derived from the Redactor's (the
+// same on every replica of a deployment), else one drawn at random for
+// this Finder's life.
+func (f *Finder) cursorKey() []byte {
+	if len(f.CursorKey) > 0 {
+		return f.CursorKey
+	}
+	f.keyOnce.Do(func() {
+		f.key = make([]byte, 32)
+		if f.Redactor != nil {
+			f.mu.Lock()
+			for i := range 4 {
+				binary.BigEndian.PutUint64(f.key[8*i:], f.Redactor.Hash64(fmt.Sprintf("errtrail list cursor key %d", i)))
+			}
+			f.mu.Unlock()
+			return
+		}
+		if _, err := rand.Read(f.key); err != nil {
+			panic("lookup: no randomness for the cursor key: " + err.Error())
+		}
+	})
+	return f.key
 }

@@ -236,10 +236,10 @@ type Service interface {
 
 // ListQuery selects stored errors by their dimensions over a bounded range.
 type ListQuery struct {
-	Agent, Caller, Kind string // "" matches any
-	From, To            time.Time
-	Limit               int    // 1..MaxListLimit; 0 means DefaultListLimit
-	Cursor              string // from Page.Next
+	Agent, Caller, Kind string    // "" matches any
+	From, To            time.Time // with a Cursor, zero takes the cursor's
+	Limit               int       // 1..MaxListLimit; 0 means DefaultListLimit
+	Cursor              string    // from Page.Next
 }
 
 // List bounds.
@@ -251,6 +251,8 @@ const (
 
 // Page is one page of a list, newest first.
 type Page struct {
-	Errors []Match `json:"errors"`
-	Next   string  `json:"next,omitempty"` // the cursor of the next page; empty on the last
+	Errors []Match   `json:"errors"`
+	Next   string    `json:"next,omitempty"` // the cursor of the next page; empty on the last
+	From   time.Time `json:"from"`           // the range the list covers, [From, To): the cursor's when one was given
+	To     time.Time `json:"to"`
 }

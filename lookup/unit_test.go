@@ -189,33 +189,6 @@ func TestCheckID(t *testing.T) {
 	}
 }
 
-func TestCursorRoundTripAndTampering(t *testing.T) {
-	q := ListQuery{Agent: "a", From: time.Unix(1000, 0), To: time.Unix(2000, 0)}
-	d := q.digest()
-	c := cursor{MS: 1500123, EventID: "ev-1", Agent: "a"}
-	s := encodeCursor(c, d)
-	got, err := decodeCursor(s, d)
-	if err != nil || got.MS != c.MS || got.EventID != c.EventID || got.Agent != c.Agent {
-		t.Fatalf("round trip: %+v, %v", got, err)
-	}
-	for i := 0; i < len(s); i++ {
-		b := []byte(s)
-		b[i] ^= 0x01
-		if _, err := decodeCursor(string(b), d); err == nil {
-			t.Errorf("byte %d changed: accepted", i)
-		}
-	}
-	for _, other := range []ListQuery{{Agent: "b", From: q.From, To: q.To}, {Agent: "a", Kind: "quota", From: q.From, To: q.To},
-		{Agent: "a", From: q.From, To: q.To.Add(time.Millisecond)}} {
-		if _, err := decodeCursor(s, other.digest()); err == nil {
-			t.Errorf("a cursor of another query (%+v) accepted", other)
-		}
-	}
-	if _, err := decodeCursor(s[:len(s)-2], d); err == nil {
-		t.Error("a cut cursor accepted")
-	}
-}
-
 // TestChainRules: the retry rules on constructed chains.
 func TestChainRules(t *testing.T) {
 	cfg := alerter.DefaultConfig()

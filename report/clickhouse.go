@@ -39,7 +39,8 @@ type ClickHouse struct {
 // rollupMigration is the schema migration that creates findings_1h.
 const rollupMigration = 6
 
-// Report implements Reporter. agent "" asks for every agent. The range is
+// Report implements Reporter. agent "" asks for every agent; an agent of
+// which errtrail holds no row at all is ErrUnknownAgent. The range is
 // [from, to) in whole seconds (observed_at is a DateTime): from is rounded
 // down and to up, and the Report carries the bounds it used. Errors:
 // *BadRangeError for a range it refuses, *lookup.ConfigError when the server
@@ -100,7 +101,38 @@ func (c *ClickHouse) Report(ctx context.Context, agent string, from, to time.Tim
 			return nil, err
 		}
 	}
-	return build(agent, from, to, merge(parts)), nil
+	rep := build(agent, from, to, merge(parts))
+	if agent != "" && rep.Replies == 0 && rep.OtherObservations == 0 {
+		known, err := c.known(ctx, db, agent, !since.IsZero())
+		if err != nil {
+			return nil, err
+		}
+		if !known {
+			return nil, ErrUnknownAgent
+		}
+	}
+	return rep, nil
+}
+
+// known reports whether errtrail holds any row of agent, at any time:
+// in errors (ordered by agent first: a read of one granule) or, when the
+// rollup exists, in findings_1h, which is kept longer.
+func (c *ClickHouse) known(ctx context.Context, db, agent string, rollup bool) (bool, error) {
+	q := fmt.Sprintf("SELECT count() FROM (SELECT 1 FROM %s.%s WHERE agent = ? LIMIT 1)", db, schema.TableErrors)
+	args := []any{agent}
+	if rollup {
+		q = fmt.Sprintf("SELECT count() FROM (SELECT 1 FROM %s.%s WHERE agent = ? LIMIT 1 UNION ALL SELECT 1 FROM %s.%s WHERE agent = ? LIMIT 1)",
+			db, schema.TableErrors, db, schema.TableFindings1h)
+		args = append(args, agent)
+	}
+	var n uint64
+	if err := c.Conn.QueryRow(c.named(ctx, "known"), q, args...).Scan(&n); err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		return false, &lookup.UnavailableError{Err: fmt.Errorf("report: %w", err)}
+	}
+	return n > 0, nil
 }
 
 func ceilHour(t time.Time) time.Time {

@@ -26,6 +26,7 @@
 // errors and twice in hours read from findings_1h, like every rollup.
 //
 // Errors. *BadRangeError for a range the report refuses (HTTP 400);
+// ErrUnknownAgent for an agent errtrail holds no row of (HTTP 404);
 // *lookup.UnavailableError when ClickHouse cannot answer (HTTP 503);
 // *lookup.ConfigError when it refuses the configuration (unknown database,
 // table or user, wrong password: not worth a retry).

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -26,6 +27,11 @@ func (e *BadRangeError) Error() string {
 	return fmt.Sprintf("report: bad range [%s, %s): %s",
 		e.From.UTC().Format(time.RFC3339), e.To.UTC().Format(time.RFC3339), e.Reason)
 }
+
+// ErrUnknownAgent: the report of one agent that errtrail has stored no
+// error reply of, in the range or before (HTTP 404). A known agent without
+// replies in the range has a report with Replies 0.
+var ErrUnknownAgent = errors.New("report: errtrail has stored no error reply of this agent")
 
 // CheckRange reports a range Report refuses, as a *BadRangeError.
 func CheckRange(from, to time.Time) error {

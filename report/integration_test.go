@@ -10,6 +10,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -475,10 +476,21 @@ func TestReportOneAgent(t *testing.T) {
 		t.Errorf("beta's example %q is not beta's", b.Rules[0].ExampleEventID)
 	}
 
-	// An agent with nothing in the range: zero replies, every rule clean.
-	none := s.report(t, "delta")
+	// A known agent with nothing in the range: zero replies, every rule clean.
+	none := s.reportRange(t, "beta", s.from.Add(-48*time.Hour), s.from.Add(-47*time.Hour))
 	if none.Replies != 0 || len(none.Rules) != 0 || len(none.Clean) != len(parse.AllFindings) || none.Source != "" {
-		t.Errorf("unknown agent: %+v", none)
+		t.Errorf("a known agent's empty range: %+v", none)
+	}
+	// An agent errtrail holds no row of: ErrUnknownAgent, on either path,
+	// and the all-agents report still answers.
+	for _, p := range paths {
+		c := &ClickHouse{Conn: s.conn, Database: s.opts.Database, RollupSince: p.since}
+		if r, err := c.Report(context.Background(), "delta", s.from, s.to); !errors.Is(err, ErrUnknownAgent) || r != nil {
+			t.Errorf("%s: unknown agent: %+v, %v; want ErrUnknownAgent", p.name, r, err)
+		}
+		if _, err := c.Report(context.Background(), "", s.from.Add(-48*time.Hour), s.from.Add(-47*time.Hour)); err != nil {
+			t.Errorf("%s: every agent over an empty range: %v", p.name, err)
+		}
 	}
 }
 

@@ -40,6 +40,11 @@
 // out of caches, and the handler out of logs. A reverse proxy in front of
 // errtrail must be told not to log query strings either.
 //
+// No page answers with a redirect: a path that is not in canonical form
+// (//x, /a/../b) or a subtree without its slash is a 404, since a
+// redirect's Location would repeat the path. The next page of a list links
+// with its cursor only: the cursor holds the list's range.
+//
 // # Deep links
 //
 // StoryURL, ListURL and ReportURL build the addresses alert annotations and

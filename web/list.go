@@ -32,14 +32,21 @@ func (p listPage) PageTitle() string {
 }
 
 func (h *handler) list(w http.ResponseWriter, r *http.Request, v url.Values) {
-	from, to, err := parseRange(v, h.cfg.Now(), DefaultListRange, lookup.MaxListRange)
+	q := lookup.ListQuery{
+		Agent: strings.TrimSpace(v.Get("agent")), Caller: strings.TrimSpace(v.Get("caller")), Kind: strings.TrimSpace(v.Get("kind")),
+		Cursor: v.Get("cursor"),
+	}
+	var err error
+	if q.Cursor != "" {
+		// The cursor holds the range of the first page: a time given
+		// with it must be the cursor's, one not given is the cursor's.
+		q.From, q.To, err = parseEnds(v)
+	} else {
+		q.From, q.To, err = parseRange(v, h.cfg.Now(), DefaultListRange, lookup.MaxListRange)
+	}
 	if err != nil {
 		h.badRequest(w, r, err.Error())
 		return
-	}
-	q := lookup.ListQuery{
-		Agent: strings.TrimSpace(v.Get("agent")), Caller: strings.TrimSpace(v.Get("caller")), Kind: strings.TrimSpace(v.Get("kind")),
-		From: from, To: to, Cursor: v.Get("cursor"),
 	}
 	if s := v.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -49,6 +56,12 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request, v url.Values) {
 		}
 		q.Limit = n
 	}
+	if q.Cursor == "" {
+		if _, err := lookup.CheckList(q); err != nil {
+			h.badQuery(w, r, err)
+			return
+		}
+	}
 	if h.svc == nil {
 		h.unavailable(w, r, form{}, "the list", nil)
 		return
@@ -56,8 +69,12 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request, v url.Values) {
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
 	defer cancel()
 	pg, err := h.svc.List(ctx, q)
+	var bq *lookup.BadQueryError
 	switch {
 	case err == nil && pg != nil:
+	case errors.As(err, &bq):
+		h.badQuery(w, r, err)
+		return
 	case isUnavailable(err):
 		h.unavailable(w, r, form{}, "the list", err)
 		return
@@ -68,15 +85,21 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request, v url.Values) {
 		h.failed(w, r, form{}, err)
 		return
 	}
-	p := listPage{Q: q, Errors: pg.Errors, Dashboard: h.links.dashboard(q.Agent, q.Caller, from, to)}
+	if !pg.From.IsZero() { // the range the service used: the cursor's on later pages
+		q.From, q.To = pg.From, pg.To
+	}
+	p := listPage{Q: q, Errors: pg.Errors, Dashboard: h.links.dashboard(q.Agent, q.Caller, q.From, q.To)}
 	if pg.Next != "" {
+		// The cursor carries the range; the link gives no from and to,
+		// which ListURL would write to the second only.
 		next := q
-		next.Cursor = pg.Next
+		next.Cursor, next.From, next.To = pg.Next, time.Time{}, time.Time{}
 		p.Next = ListURL(h.links.base, next)
 	}
 	if q.Cursor != "" {
 		first := q
 		first.Cursor = ""
+		first.To = first.To.Add(time.Second - 1).Truncate(time.Second) // ListURL writes whole seconds: keep the last
 		p.First = ListURL(h.links.base, first)
 	}
 	h.render(w, r, http.StatusOK, "list", p)
@@ -122,8 +145,19 @@ func (h *handler) report(w http.ResponseWriter, r *http.Request, agent string) {
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
 	defer cancel()
 	rep, err := h.rep.Report(ctx, agent, from, to)
+	var rng *report.BadRangeError
 	switch {
 	case err == nil && rep != nil:
+	case errors.Is(err, report.ErrUnknownAgent):
+		// The name is not repeated: it is what the person typed.
+		h.render(w, r, http.StatusNotFound, "message", messagePage{
+			Title: "Unknown agent",
+			Lines: []string{"errtrail has stored no error reply of this agent. Check the name as the agent publishes it, or open the report of every agent."},
+		})
+		return
+	case errors.As(err, &rng):
+		h.badRequest(w, r, "the range is not one a report covers: from 1970 to 2106, from before to, at most "+duration(report.MaxRange.Milliseconds()))
+		return
 	case isUnavailable(err):
 		h.unavailable(w, r, form{}, "the report", err)
 		return
@@ -153,6 +187,30 @@ func (h *handler) badRequest(w http.ResponseWriter, r *http.Request, why string)
 	h.render(w, r, http.StatusBadRequest, "message", messagePage{Title: "Bad request", Lines: []string{why}})
 }
 
+// badQuery answers 400 for a *lookup.BadQueryError, naming the field at
+// fault in fixed words (the error's reason is not shown: the page says
+// what to give instead).
+func (h *handler) badQuery(w http.ResponseWriter, r *http.Request, err error) {
+	var bq *lookup.BadQueryError
+	errors.As(err, &bq)
+	why := "the range must be positive and at most " + duration(lookup.MaxListRange.Milliseconds())
+	if bq != nil {
+		switch bq.Param {
+		case "agent", "caller":
+			why = bq.Param + " must be a stored value: at most 256 bytes of UTF-8 without control characters"
+		case "kind":
+			why = "kind must be one of " + strings.Join(lookup.Kinds, ", ")
+		case "from", "to":
+			why = bq.Param + " must lie between 1970 and 2106"
+		case "limit":
+			why = fmt.Sprintf("limit must be a whole number from 1 to %d", lookup.MaxListLimit)
+		case "cursor":
+			why = "the link to the next page is not valid for this list (or has expired): start from the first page"
+		}
+	}
+	h.badRequest(w, r, why)
+}
+
 // parseRange reads from and to: RFC 3339, a minute without a zone
 // (2026-11-01T09:30, taken as UTC), or Unix milliseconds (Grafana's
 // ${__from}). Missing ends default to [now-def, now]; the range must be
@@ -170,11 +228,29 @@ func parseRange(v url.Values, now time.Time, def, max time.Duration) (from, to t
 			return from, to, fmt.Errorf("from: %v", err)
 		}
 	}
+	if from.Before(lookup.MinListTime) || to.After(lookup.MaxListTime) {
+		return from, to, errors.New("the range must lie between 1970 and 2106")
+	}
 	if !from.Before(to) {
 		return from, to, errors.New("from must be before to")
 	}
 	if to.Sub(from) > max {
 		return from, to, fmt.Errorf("the range is longer than %s; narrow it", duration(max.Milliseconds()))
+	}
+	return from, to, nil
+}
+
+// parseEnds reads from and to as given, zero when not given.
+func parseEnds(v url.Values) (from, to time.Time, err error) {
+	for _, e := range []struct {
+		name string
+		t    *time.Time
+	}{{"from", &from}, {"to", &to}} {
+		if s := strings.TrimSpace(v.Get(e.name)); s != "" {
+			if *e.t, err = parseTime(s); err != nil {
+				return from, to, fmt.Errorf("%s: %v", e.name, err)
+			}
+		}
 	}
 	return from, to, nil
 }

@@ -8,8 +8,11 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
+	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -101,7 +104,55 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	h.mux.ServeHTTP(w, r)
+	// No redirects: http.ServeMux answers a path that is not in its
+	// canonical form (//x, /a/../b) or a subtree without its slash
+	// (/static) with a redirect whose Location repeats the path, and a
+	// path can hold the id asked with. Such a path is no page.
+	if !canonical(r.URL.Path) {
+		h.notFoundPage(w, r)
+		return
+	}
+	nr := &noRedirect{ResponseWriter: w}
+	h.mux.ServeHTTP(nr, r)
+	if nr.redirected {
+		w.Header().Del("Location")
+		h.notFoundPage(w, r)
+	}
+}
+
+// noRedirect swallows a redirect of the mux (its status, Location and
+// body) so that a 404 page can be written instead.
+type noRedirect struct {
+	http.ResponseWriter
+	redirected bool
+}
+
+func (w *noRedirect) WriteHeader(code int) {
+	switch code {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		w.redirected = true
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *noRedirect) Write(b []byte) (int, error) {
+	if w.redirected {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// canonical reports whether p is a path as http.ServeMux leaves it.
+func canonical(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
 }
 
 // parsePages parses each page template together with the layout; a page
@@ -156,7 +207,7 @@ func (h *handler) renderForm(w http.ResponseWriter, r *http.Request, status int,
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout.html", page{Title: title, Form: f, Data: data}); err != nil {
-		h.cfg.Logger.Error("web: rendering a page failed", "page", name, "path", r.URL.Path, "err", err)
+		h.cfg.Logger.Error("web: rendering a page failed", "page", name, "err", err)
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusInternalServerError)
 		_, _ = w.Write([]byte("errtrail could not render this page.\n"))
@@ -196,10 +247,15 @@ func (homePage) PageTitle() string { return "Look up an error reply" }
 // unavailable answers 503 with a page that says to retry and nothing about
 // the cause; the cause goes to the log.
 func (h *handler) unavailable(w http.ResponseWriter, r *http.Request, f form, what string, err error) {
-	if err != nil {
-		h.cfg.Logger.Warn("web: the error store is unavailable", "path", r.URL.Path, "err", err)
+	retry := 30 * time.Second
+	var busy retryAfter
+	if errors.As(err, &busy) { // a concurrency limit, not a failure
+		retry = busy.RetryAfter()
+		h.cfg.Logger.Info("web: too many requests at once", "what", what, "err", err)
+	} else if err != nil {
+		h.cfg.Logger.Warn("web: the error store is unavailable", "what", what, "err", err)
 	}
-	w.Header().Set("Retry-After", "30")
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(retry.Seconds())))))
 	h.renderForm(w, r, http.StatusServiceUnavailable, "unavailable", f, unavailablePage{What: what})
 }
 
@@ -209,7 +265,7 @@ func (unavailablePage) PageTitle() string { return "Try again in a moment" }
 
 // failed answers 500 for an error the service did not classify.
 func (h *handler) failed(w http.ResponseWriter, r *http.Request, f form, err error) {
-	h.cfg.Logger.Error("web: a lookup failed", "path", r.URL.Path, "err", err)
+	h.cfg.Logger.Error("web: a lookup failed", "err", err)
 	h.renderForm(w, r, http.StatusInternalServerError, "message", f, messagePage{
 		Title: "Something went wrong",
 		Lines: []string{"errtrail could not answer this request. The failure is logged; if it persists, tell the team that runs errtrail."},
@@ -217,10 +273,19 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request, f form, err err
 	})
 }
 
+// retryAfter is an error that says when to ask again: the api's
+// concurrency limits refuse with one.
+type retryAfter interface {
+	error
+	RetryAfter() time.Duration
+}
+
 // isUnavailable tells a store that could not be asked from other failures:
-// the service's own *UnavailableError, a timeout, a network error.
+// the service's own *UnavailableError, a timeout, a network error, a
+// concurrency limit (retryAfter).
 func isUnavailable(err error) bool {
 	var ue *lookup.UnavailableError
 	var ne net.Error
-	return errors.As(err, &ue) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne)
+	var ra retryAfter
+	return errors.As(err, &ue) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) || errors.As(err, &ra)
 }

@@ -107,18 +107,26 @@ func (c *common) logger(w io.Writer) (*slog.Logger, error) {
 // connect opens the ClickHouse pool. Opening does not dial: an unreachable
 // server shows as lookup.UnavailableError on the first question.
 func (c *common) connect() (driver.Conn, error) {
+	return c.connectPool(*c.chAddr, 0)
+}
+
+// connectPool opens a pool of at most maxOpen connections (0: the
+// driver's default, 10) to addrs (comma-separated).
+func (c *common) connectPool(addrs string, maxOpen int) (driver.Conn, error) {
 	var tc *tls.Config
 	tc, err := c.chTLS.Config()
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse TLS: %w", err)
 	}
 	return clickhouse.Open(&clickhouse.Options{
-		Addr:        cliflags.SplitList(*c.chAddr),
-		Protocol:    clickhouse.Native,
-		Auth:        clickhouse.Auth{Database: "default", Username: *c.chUser, Password: *c.chPass},
-		DialContext: (&chdial.Dialer{Timeout: 5 * time.Second, WriteTimeout: *c.timeout, TLS: tc}).DialContext,
-		DialTimeout: 5 * time.Second,
-		ReadTimeout: *c.timeout,
+		Addr:         cliflags.SplitList(addrs),
+		MaxOpenConns: maxOpen,
+		MaxIdleConns: maxOpen,
+		Protocol:     clickhouse.Native,
+		Auth:         clickhouse.Auth{Database: "default", Username: *c.chUser, Password: *c.chPass},
+		DialContext:  (&chdial.Dialer{Timeout: 5 * time.Second, WriteTimeout: *c.timeout, TLS: tc}).DialContext,
+		DialTimeout:  5 * time.Second,
+		ReadTimeout:  *c.timeout,
 	})
 }
 

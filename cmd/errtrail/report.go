@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/errtrail/errtrail/lookup"
+	"github.com/errtrail/errtrail/report"
 )
 
 // runReport executes `errtrail report [AGENT]`.
@@ -75,6 +76,9 @@ change.
 			return exitUnavailable
 		case errors.As(err, &config):
 			return exitConfig
+		}
+		if errors.Is(err, report.ErrUnknownAgent) {
+			return exitNotFound
 		}
 		return exitUsage
 	}

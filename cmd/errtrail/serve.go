@@ -14,6 +14,8 @@ import (
 
 	"github.com/errtrail/errtrail/api"
 	"github.com/errtrail/errtrail/internal/cliflags"
+	"github.com/errtrail/errtrail/lookup"
+	"github.com/errtrail/errtrail/report"
 	"github.com/errtrail/errtrail/web"
 )
 
@@ -27,6 +29,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) int {
 	grafana := c.fs.String("links.grafana-url", "", "base URL of the Grafana with errtrail's dashboards, for the pages' dashboard links (none without)")
 	pages := c.fs.Bool("web.enabled", true, "serve the web pages next to the API")
 	pagesOpen := c.fs.Bool("web.without-auth", false, "serve the web pages although --auth.* protects the API: a browser form cannot send a bearer token, so only do this behind a proxy that authenticates people")
+	pool := c.fs.Int("clickhouse.max-conns", 48, "connections of the lookups' and lists' pool (a story asks up to 5 queries at once: give at least 5 × --limits.lookups.concurrency + --limits.lists.concurrency)")
+	reportAddr := c.fs.String("clickhouse.report-addr", "", "ClickHouse addresses for the reports (e.g. another replica; default --clickhouse.addr)")
+	reportPool := c.fs.Int("clickhouse.report-conns", 4, "connections of the reports' own pool (at least --limits.reports.concurrency)")
 	c.fs.Usage = func() {
 		fmt.Fprint(c.fs.Output(), `usage: errtrail serve [flags]
 
@@ -60,26 +65,52 @@ asked with.
 		fmt.Fprintln(stderr, "errtrail serve:", err)
 		return exitUsage
 	}
+	if *pool < cfg.Lookups.Concurrency+cfg.Lists.Concurrency || *reportPool < cfg.Reports.Concurrency {
+		fmt.Fprintln(stderr, "errtrail serve: --clickhouse.max-conns must be at least --limits.lookups.concurrency + --limits.lists.concurrency, and --clickhouse.report-conns at least --limits.reports.concurrency")
+		return exitUsage
+	}
+	if *reportAddr == "" {
+		*reportAddr = *c.chAddr
+	}
 	authOn := cfg.TokenFile != "" || cfg.TokensEnv != ""
 	if *pages && authOn && !*pagesOpen {
 		fmt.Fprintln(stderr, "errtrail serve: --auth.* protects the API but the web pages cannot send a token; give --web.enabled=false, or --web.without-auth behind an authenticating proxy")
 		return exitUsage
 	}
 
-	conn, err := c.connect()
+	// Three pools, so that no class of question can take the connections
+	// of another: lookups and lists, reports (behind their own gate, and
+	// possibly on another replica), and one connection for /readyz.
+	conn, err := c.connectPool(*c.chAddr, *pool)
 	if err != nil {
 		fmt.Fprintln(stderr, "errtrail serve:", err)
 		return exitUsage
 	}
 	defer conn.Close()
-	finder, rep := c.services(conn, c.redactor(func(s string) { log.Warn(s) }))
+	repConn, err := c.connectPool(*reportAddr, *reportPool)
+	if err != nil {
+		fmt.Fprintln(stderr, "errtrail serve:", err)
+		return exitUsage
+	}
+	defer repConn.Close()
+	readyConn, err := c.connectPool(*c.chAddr, 2)
+	if err != nil {
+		fmt.Fprintln(stderr, "errtrail serve:", err)
+		return exitUsage
+	}
+	defer readyConn.Close()
+	finder, _ := c.services(conn, c.redactor(func(s string) { log.Warn(s) }))
+	_, rep := c.services(repConn, nil)
+	svc := readyOn{Finder: finder, ready: &lookup.Finder{Conn: readyConn, Database: finder.Database}}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cfg.Log = log
 	if *pages {
-		cfg.Pages = web.New(web.Config{ExternalURL: ext, GrafanaURL: graf, Timeout: cfg.RequestTimeout, Logger: log}, finder, rep)
+		cfg.Pages = func(svc lookup.Service, rep report.Reporter) http.Handler {
+			return web.New(web.Config{ExternalURL: ext, GrafanaURL: graf, Timeout: cfg.RequestTimeout, Logger: log}, svc, rep)
+		}
 	}
-	srv, err := api.New(cfg, finder, rep, reg)
+	srv, err := api.New(cfg, svc, rep, reg)
 	if err != nil {
 		fmt.Fprintln(stderr, "errtrail serve:", err)
 		return exitUsage
@@ -91,7 +122,7 @@ asked with.
 		return exitFailed
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "external_url", ext, "pages", *pages, "auth", authOn,
-		"clickhouse", *c.chAddr, "database", *c.chDB, "user", *c.chUser, "redaction_key", finder.Redactor != nil)
+		"clickhouse", *c.chAddr, "clickhouse_reports", *reportAddr, "database", *c.chDB, "user", *c.chUser, "redaction_key", finder.Redactor != nil)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
@@ -110,3 +141,13 @@ asked with.
 	log.Info("stopped")
 	return exitOK
 }
+
+// readyOn is the lookup service whose readiness check runs on a pool of its
+// own: /readyz answers while lookups or reports hold every connection of
+// theirs.
+type readyOn struct {
+	*lookup.Finder
+	ready *lookup.Finder
+}
+
+func (r readyOn) Ready(ctx context.Context) error { return r.ready.Ready(ctx) }
