@@ -23,10 +23,14 @@
 //
 // # What never leaves the process
 //
-// Credential headers are dropped with the decoder's own rule
-// (redact.SensitiveHeader: Authorization, Cookie, Set-Cookie,
-// Proxy-Authorization, DPoP, X-Api-Key, *-Api-Key, *-Token, …), and so is
-// the idempotency key header: the key travels only as
+// Reply headers leave the process only when they are on errtrail's
+// allow-list (redact.KeptHeader: the headers the decoder reads — content
+// type, retry and rate-limit headers, request ids, the gRPC status
+// trailers; the protocols' transport headers such as Mcp-Session-Id by
+// name only). Every other header is dropped whatever its name or value:
+// Authorization, Set-Cookie, Location, Link, WWW-Authenticate, vendor and
+// identity-proxy headers, names never seen before. The idempotency key
+// header is never published either: the key travels only as
 // request.idempotency_key, which ingest stores as a keyed hash. The
 // endpoint is cleaned with the decoder's endpoint rule (redact: userinfo,
 // query and fragment dropped, value-like path segments as {id}); the rule
