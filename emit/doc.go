@@ -51,8 +51,10 @@
 // success is copied as it passes (up to Config.MaxProbeBytes, 64 KiB) and
 // inspected when the handler returns; a larger one passes as a success.
 // Event-stream events are inspected one by one as they pass. Error bodies
-// are copied up to Config.MaxBodyBytes (512 KiB; beyond, the event is
-// dropped as too_large). The request body is copied (up to
+// are copied up to Config.MaxBodyBytes (512 KiB); a body that passes the
+// bound is published as it does (an endless stream too), one that breaks
+// off (the handler aborts) when it does, both without the body and with
+// Reply.BodyIncomplete (BodyTooLarge, BodyCut). The request body is copied (up to
 // Config.MaxRequestBytes) as the handler reads it; only when an error is
 // published and the handler did not read the body is the rest of that
 // prefix read after the handler returned (never for Expect: 100-continue).
