@@ -19,8 +19,11 @@ type Config struct {
 	Agent     string
 	AgentFunc func(*http.Request) string
 	// Endpoint is the URL the request went to; by default the request's own
-	// (for Handler: scheme, Host and path). Cleaned either way (CleanEndpoint).
-	Endpoint string
+	// (for Handler: scheme, Host and path). EndpointFunc, when set, decides
+	// per request (a proxy names its upstream, never the client's Host).
+	// Cleaned either way (CleanEndpoint).
+	Endpoint     string
+	EndpointFunc func(*http.Request) string
 	// Caller says who sent the request, e.g. CallerFromHeader("X-Caller"),
 	// CallerFromTLSPeer, or an auth subject from the request's context.
 	// Never a token: the value is published as it is.
@@ -37,7 +40,8 @@ type Config struct {
 	// success.
 	MaxProbeBytes int
 	// MaxBodyBytes bounds the error body captured for the event (512 KiB);
-	// an error reply with a larger body is dropped as too_large.
+	// an error reply with a larger body is published as it passes the
+	// bound, without its body (reply.body_incomplete "too_large").
 	MaxBodyBytes int
 	// Skip, when set, exempts requests (health checks, …) from inspection.
 	Skip func(*http.Request) bool

@@ -23,10 +23,14 @@
 //
 // # What never leaves the process
 //
-// Credential headers are dropped with the decoder's own rule
-// (redact.SensitiveHeader: Authorization, Cookie, Set-Cookie,
-// Proxy-Authorization, DPoP, X-Api-Key, *-Api-Key, *-Token, …), and so is
-// the idempotency key header: the key travels only as
+// Reply headers leave the process only when they are on errtrail's
+// allow-list (redact.KeptHeader: the headers the decoder reads — content
+// type, retry and rate-limit headers, request ids, the gRPC status
+// trailers; the protocols' transport headers such as Mcp-Session-Id by
+// name only). Every other header is dropped whatever its name or value:
+// Authorization, Set-Cookie, Location, Link, WWW-Authenticate, vendor and
+// identity-proxy headers, names never seen before. The idempotency key
+// header is never published either: the key travels only as
 // request.idempotency_key, which ingest stores as a keyed hash. The
 // endpoint is cleaned with the decoder's endpoint rule (redact: userinfo,
 // query and fragment dropped, value-like path segments as {id}); the rule
@@ -47,8 +51,10 @@
 // success is copied as it passes (up to Config.MaxProbeBytes, 64 KiB) and
 // inspected when the handler returns; a larger one passes as a success.
 // Event-stream events are inspected one by one as they pass. Error bodies
-// are copied up to Config.MaxBodyBytes (512 KiB; beyond, the event is
-// dropped as too_large). The request body is copied (up to
+// are copied up to Config.MaxBodyBytes (512 KiB); a body that passes the
+// bound is published as it does (an endless stream too), one that breaks
+// off (the handler aborts) when it does, both without the body and with
+// Reply.BodyIncomplete (BodyTooLarge, BodyCut). The request body is copied (up to
 // Config.MaxRequestBytes) as the handler reads it; only when an error is
 // published and the handler did not read the body is the rest of that
 // prefix read after the handler returned (never for Expect: 100-continue).

@@ -56,13 +56,25 @@ type GRPC struct {
 	Trailers []Header // grpc-status-details-bin as sent (base64)
 }
 
+// Reasons an error reply's body is not in its event (reply.body_incomplete
+// of the contract): the event then carries the status and headers and no
+// body, since a cut body would not decode (a JSON error cut in two is no
+// JSON).
+const (
+	BodyTooLarge = "too_large" // the body passed Config.MaxBodyBytes (published as it passes the bound)
+	BodyCut      = "cut"       // the body ended early: the connection closed mid-body
+)
+
 // Reply is the reply as observed.
 type Reply struct {
 	Binding    string // optional hint: BindingJSONRPC, BindingHTTP, BindingGRPC
 	HTTPStatus int    // 0 for a reply that did not travel over HTTP/1.1 or HTTP+JSON
 	Headers    []Header
 	Body       []byte
-	GRPC       *GRPC
+	// BodyIncomplete says why the body is left out (BodyTooLarge, BodyCut),
+	// "" when Body is the whole body.
+	BodyIncomplete string
+	GRPC           *GRPC
 }
 
 // Event is one error reply in the form of the event contract v1. Its JSON
@@ -175,6 +187,7 @@ func (e *Event) AppendJSON(dst []byte) ([]byte, error) {
 	if len(p.Body) > 0 {
 		b = appendBody(b, p.Body)
 	}
+	b = member(b, "body_incomplete", p.BodyIncomplete)
 	if g := p.GRPC; g != nil {
 		b = append(b, `,"grpc":{"status":`...)
 		b = strconv.AppendInt(b, int64(g.Status), 10)

@@ -5,21 +5,31 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/errtrail/errtrail/parse"
 	"github.com/errtrail/errtrail/redact"
 )
 
-// This file keeps credentials in the process, with the decoder's own rules
-// (package redact), so an event carries nothing the decoder would drop.
+// This file keeps credentials and customer values in the process: an
+// event carries only the reply headers on errtrail's allow-list
+// (redact.KeptHeader, the headers the decoder reads), the same list the
+// decoder keeps on ingest. Every other header is dropped, whatever its name.
 
-// DropHeader reports whether a header must not leave the process: every
-// header the decoder drops (redact.SensitiveHeader: Authorization, Cookie,
-// Set-Cookie, Proxy-Authorization, DPoP, *-Api-Key, X-Api-Key, *-Token, …),
-// and the idempotency key header, which may travel only as
-// request.idempotency_key (ingest stores it only as a hash).
+// DropHeader reports whether a header's value must not leave the process:
+// every header off the allow-list (redact.KeptHeader) — Authorization,
+// Set-Cookie, Location, WWW-Authenticate, vendor headers, X-Key, … — and the
+// protocols' transport headers, whose presence alone travels
+// (Mcp-Session-Id is a session credential). The idempotency key header
+// never leaves either: the key travels only as request.idempotency_key,
+// which ingest stores as a hash.
 func DropHeader(name, idempotencyHeader string) bool {
-	return redact.SensitiveHeader(name) || strings.EqualFold(name, "Idempotency-Key") ||
-		(idempotencyHeader != "" && strings.EqualFold(name, idempotencyHeader))
+	return keep(name, idempotencyHeader) != redact.HeaderValue
+}
+
+// keep is what of header name may leave the process.
+func keep(name, idempotencyHeader string) redact.HeaderUse {
+	if strings.EqualFold(name, "Idempotency-Key") || (idempotencyHeader != "" && strings.EqualFold(name, idempotencyHeader)) {
+		return redact.HeaderDrop
+	}
+	return redact.KeptHeader(name)
 }
 
 // AppendHeaders appends the fields of h that may leave the process to dst,
@@ -28,14 +38,15 @@ func DropHeader(name, idempotencyHeader string) bool {
 func AppendHeaders(dst []Header, h http.Header, idempotencyHeader string) []Header {
 	start := len(dst)
 	for name, vs := range h {
-		if DropHeader(name, idempotencyHeader) {
-			if len(vs) > 0 && parse.TransportHeader(name) {
-				dst = append(dst, Header{name, ""}) // its presence says the protocol; never its value
+		switch keep(name, idempotencyHeader) {
+		case redact.HeaderValue:
+			for _, v := range vs {
+				dst = append(dst, Header{name, v})
 			}
-			continue
-		}
-		for _, v := range vs {
-			dst = append(dst, Header{name, v})
+		case redact.HeaderName:
+			if len(vs) > 0 {
+				dst = append(dst, Header{name, ""}) // its presence is what the decoder reads; never its value
+			}
 		}
 	}
 	sortHeaders(dst[start:])
@@ -66,18 +77,20 @@ func sortHeaders(hs []Header) {
 	}
 }
 
-// CleanHeaders filters a list of fields (gRPC metadata, trailers) with
-// DropHeader, in place.
+// CleanHeaders filters a list of fields (reply headers, gRPC metadata,
+// trailers) with the allow-list, in place: a field off the list goes, a
+// transport header keeps its name only.
 func CleanHeaders(hs []Header, idempotencyHeader string) []Header {
 	out := hs[:0]
 	for _, h := range hs {
-		switch {
-		case !DropHeader(h.Name, idempotencyHeader):
+		switch keep(h.Name, idempotencyHeader) {
+		case redact.HeaderValue:
 			out = append(out, h)
-		case parse.TransportHeader(h.Name):
-			out = append(out, Header{h.Name, ""}) // its presence says the protocol; never its value
+		case redact.HeaderName:
+			out = append(out, Header{h.Name, ""}) // its presence is what the decoder reads; never its value
 		}
 	}
+	clear(hs[len(out):]) // no dropped value stays reachable in the caller's buffer
 	return out
 }
 

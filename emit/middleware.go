@@ -55,6 +55,7 @@ type exchange struct {
 	mode     uint8
 	hijacked bool
 	over     bool // the capture passed its bound
+	done     bool // the event is published (at the bound, before the handler returned)
 	needCT   bool // an error body without Content-Type: record the sniffed one
 	observed time.Time
 	headers  []Header
@@ -81,12 +82,37 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.req.reset(body, h.cfg.MaxRequestBytes)
 		r.Body = &e.req
 	}
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		// The handler panicked: net/http/httputil.ReverseProxy aborts with
+		// http.ErrAbortHandler when the body's copy fails (the upstream
+		// closed mid-body, or the client went away). The error reply seen
+		// so far is still the agent's: published, marked cut. The exchange
+		// is not pooled again.
+		p := recover()
+		if e.mode == modeError {
+			e.finish(BodyCut)
+		} else if e.mode == modeSSE {
+			e.finish("")
+		}
+		if p != nil {
+			panic(p)
+		}
+	}()
 	h.next.ServeHTTP(e, r)
+	returned = true
 	if tee {
 		r.Body = body
 	}
 	if e.mode > modePass { // inspected: maybe an error to publish
-		e.finish()
+		incomplete := ""
+		if e.over {
+			incomplete = BodyTooLarge
+		}
+		e.finish(incomplete)
 		e.reset()
 	}
 	if tee {
@@ -101,7 +127,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // reset clears what an inspected reply left; a reply that passed
 // untouched left nothing but its mode and status.
 func (e *exchange) reset() {
-	e.over, e.needCT = false, false
+	e.over, e.needCT, e.done = false, false, false
 	e.observed = time.Time{}
 	clear(e.headers)
 	e.headers = e.headers[:0]
@@ -199,8 +225,14 @@ func (e *exchange) Write(p []byte) (int, error) {
 func (e *exchange) inspect(p []byte) {
 	switch e.mode {
 	case modeError:
+		if e.over {
+			return
+		}
 		if len(e.body)+len(p) > e.h.cfg.MaxBodyBytes {
+			// Published now, not when the body ends: an endless error
+			// stream would never be.
 			e.over = true
+			e.finish(BodyTooLarge)
 			return
 		}
 		e.body = append(e.body, p...)
@@ -261,19 +293,17 @@ type writeOnly struct{ io.Writer }
 
 // errorBody returns the body to publish for a reply captured in mode (the
 // middleware's and the transport's capture alike), or false when the reply
-// is no error, or an error too large to publish (counted as a drop on sink).
-func errorBody(mode uint8, over bool, body []byte, sse *SSEScanner, sink Sink) ([]byte, bool) {
+// is no error. An incomplete body (incomplete != "") is left out: cut in
+// two, it would not decode.
+func errorBody(mode uint8, incomplete string, body []byte, sse *SSEScanner) ([]byte, bool) {
 	switch mode {
 	case modeError:
-		if over {
-			if d, ok := sink.(DropCounter); ok {
-				d.CountDrop(DropTooLarge)
-			}
-			return nil, false
+		if incomplete != "" {
+			return nil, true
 		}
 		return body, true
 	case modeProbe:
-		return body, JSONIsError(body)
+		return body, incomplete == "" && JSONIsError(body)
 	case modeSSE:
 		sse.End()
 		if !sse.Found() {
@@ -284,22 +314,37 @@ func errorBody(mode uint8, over bool, body []byte, sse *SSEScanner, sink Sink) (
 	return nil, false
 }
 
-func (e *exchange) finish() {
-	if e.hijacked {
+// finish publishes the reply's event, once: when the handler returns, when
+// the error body passes its bound (incomplete BodyTooLarge, the handler
+// still running) or when the handler aborts (BodyCut).
+func (e *exchange) finish(incomplete string) {
+	if e.hijacked || e.done {
 		return
 	}
-	body, ok := errorBody(e.mode, e.over, e.body, &e.sse, e.h.obs.Sink)
+	e.done = true
+	body, ok := errorBody(e.mode, incomplete, e.body, &e.sse)
 	if !ok {
 		return
+	}
+	if incomplete != "" {
+		body = nil
 	}
 	r := e.r
 	cfg := &e.h.cfg
 	var info RequestInfo
-	e.req.complete(r)
+	var reqBody []byte
+	if incomplete == "" {
+		e.req.complete(r)
+		reqBody = e.req.buf
+	} else {
+		// The handler may still be reading the request body (or the
+		// client is gone): the ids come from what arrived so far.
+		reqBody = e.req.snapshot()
+	}
 	binding := ""
-	if ParseJSONRPC(e.req.buf, &info) {
+	if ParseJSONRPC(reqBody, &info) {
 		binding = BindingJSONRPC
-	} else if ParseRoute(r.Method, r.URL.Path, e.req.buf, &info) {
+	} else if ParseRoute(r.Method, r.URL.Path, reqBody, &info) {
 		binding = BindingHTTP
 	}
 	FromHeaders(r.Header, cfg.RequestIDHeader, cfg.AttemptHeader, cfg.IdempotencyHeader, &info)
@@ -312,7 +357,10 @@ func (e *exchange) finish() {
 		Method:     info.Method,
 		Attempt:    info.Attempt,
 		Request:    info.Request,
-		Reply:      Reply{Binding: binding, HTTPStatus: e.status, Headers: e.headers, Body: body},
+		Reply:      Reply{Binding: binding, HTTPStatus: e.status, Headers: e.headers, Body: body, BodyIncomplete: incomplete},
+	}
+	if cfg.EndpointFunc != nil {
+		ev.Endpoint = cfg.EndpointFunc(r)
 	}
 	if ev.Endpoint == "" {
 		scheme := "http://"
@@ -330,7 +378,8 @@ func (e *exchange) finish() {
 }
 
 // DropCounter is implemented by sinks that count events the builders had
-// to drop before publishing (an error body over Config.MaxBodyBytes).
+// to drop before publishing. A sink that wraps another (to count or
+// filter) should implement it by passing the count on.
 type DropCounter interface {
 	CountDrop(reason string)
 }
@@ -339,8 +388,11 @@ type DropCounter interface {
 func (p *Publisher) CountDrop(reason string) { p.m.drop(reason, 1) }
 
 // reqTee copies the first bytes of a request body as the handler reads it,
-// for the ids; the handler reads exactly what it would without it.
+// for the ids; the handler reads exactly what it would without it. mu
+// guards buf against an event published while the handler (or a
+// transport's goroutine) still reads the body.
 type reqTee struct {
+	mu  sync.Mutex
 	rc  io.ReadCloser
 	buf []byte
 	max int
@@ -351,10 +403,19 @@ func (t *reqTee) reset(rc io.ReadCloser, max int) {
 	t.rc, t.buf, t.max, t.eof = rc, t.buf[:0], max, false
 }
 
+// snapshot returns a copy of the bytes read so far.
+func (t *reqTee) snapshot() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]byte(nil), t.buf...)
+}
+
 func (t *reqTee) Read(p []byte) (int, error) {
 	n, err := t.rc.Read(p)
 	if room := t.max - len(t.buf); room > 0 && n > 0 {
+		t.mu.Lock()
 		t.buf = append(t.buf, p[:min(n, room)]...)
+		t.mu.Unlock()
 	}
 	if err == io.EOF {
 		t.eof = true

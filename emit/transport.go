@@ -95,9 +95,12 @@ type respTap struct {
 func (b *respTap) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	b.inspect(p[:n])
-	if err == io.EOF {
+	switch {
+	case err == io.EOF:
 		b.eof = true
-		b.finish()
+		b.finish("")
+	case err != nil && b.mode == modeError:
+		b.finish(BodyCut) // the connection closed mid-body: the error reply still counts
 	}
 	return n, err
 }
@@ -109,8 +112,12 @@ func (b *respTap) inspect(p []byte) {
 	cfg := &b.t.cfg
 	switch b.mode {
 	case modeError:
+		if b.over {
+			return
+		}
 		if len(b.body)+len(p) > cfg.MaxBodyBytes {
 			b.over = true
+			b.finish(BodyTooLarge) // now: an endless error stream would never end
 			return
 		}
 		b.body = append(b.body, p...)
@@ -137,23 +144,28 @@ func (b *respTap) Close() error {
 			b.inspect(chunk[:n])
 			if err != nil {
 				b.eof = err == io.EOF
+				if !b.eof {
+					b.finish(BodyCut)
+				}
 				break
 			}
 		}
 	}
 	if b.eof {
-		b.finish()
+		b.finish("")
 	}
 	b.done = true
 	return b.rc.Close()
 }
 
-func (b *respTap) finish() {
+// finish publishes the reply's event, once: at the end of the body, when
+// an error body passes its bound (BodyTooLarge) or breaks off (BodyCut).
+func (b *respTap) finish(incomplete string) {
 	if b.done {
 		return
 	}
 	b.done = true
-	body, ok := errorBody(b.mode, b.over, b.body, &b.sse, b.t.obs.Sink)
+	body, ok := errorBody(b.mode, incomplete, b.body, &b.sse)
 	if !ok {
 		return
 	}
@@ -174,7 +186,10 @@ func (b *respTap) finish() {
 		Method:     info.Method,
 		Attempt:    info.Attempt,
 		Request:    info.Request,
-		Reply:      Reply{Binding: binding, HTTPStatus: b.status, Headers: b.headers, Body: body},
+		Reply:      Reply{Binding: binding, HTTPStatus: b.status, Headers: b.headers, Body: body, BodyIncomplete: incomplete},
+	}
+	if cfg.EndpointFunc != nil {
+		ev.Endpoint = cfg.EndpointFunc(req)
 	}
 	if ev.Endpoint == "" {
 		ev.Endpoint = req.URL.String()

@@ -28,7 +28,8 @@
 // *DecodeError with a stable Reason (the dead-letter reason), the path of the
 // section that failed and, where it applies, the byte offset.
 //
-// Nothing secret reaches a Record: credential headers are dropped on input,
+// Nothing secret reaches a Record: only the reply headers on the allow-list
+// (redact.KeptHeader, what the decoder reads) are kept on input,
 // and message texts, field-violation descriptions and kept bodies pass
 // through redaction (bearer tokens, JWTs, API keys, e-mail addresses and
 // phone numbers become placeholders).

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/base64"
 	"strconv"
+
+	"github.com/errtrail/errtrail/redact"
 )
 
 // This file reads the event JSON of the contract (docs/event-contract.md)
@@ -200,7 +202,7 @@ func (d *Decoder) eventReply(v jval, rep *Reply) *DecodeError {
 }
 
 // headerList reads headers given as an object of strings or [name, value]
-// pairs, dropping credentials.
+// pairs, keeping only what keptHeader allows.
 func (d *Decoder) headerList(v jval, dst []Header, path string) ([]Header, *DecodeError) {
 	a := &d.sc.ar
 	switch v.kind {
@@ -212,8 +214,14 @@ func (d *Decoder) headerList(v jval, dst []Header, path string) ([]Header, *Deco
 				break
 			}
 			name := a.unescape(k)
-			if sensitiveHeader(name) {
-				d.sc.trDropped |= transportOf(name)
+			use := keptHeader(name)
+			if use == redact.HeaderDrop {
+				continue // not on the allow-list: never kept
+			}
+			if use == redact.HeaderName {
+				if x.kind != jNull {
+					dst = append(dst, Header{name, ""}) // its presence is what the decoder reads
+				}
 				continue
 			}
 			switch x.kind {
@@ -246,11 +254,12 @@ func (d *Decoder) headerList(v jval, dst []Header, path string) ([]Header, *Deco
 				return dst, errAt(ErrWrongType, path, -1, "header is not a [name, value] pair")
 			}
 			name := a.str(n)
-			if sensitiveHeader(name) {
-				d.sc.trDropped |= transportOf(name)
-				continue
+			switch keptHeader(name) {
+			case redact.HeaderValue:
+				dst = append(dst, Header{name, a.str(val)})
+			case redact.HeaderName:
+				dst = append(dst, Header{name, ""}) // its presence is what the decoder reads
 			}
-			dst = append(dst, Header{name, a.str(val)})
 		}
 	case jNull:
 	default:

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+
+	"github.com/errtrail/errtrail/redact"
 )
 
 // This file reads gRPC replies: the text form of docs/event-contract.md,
@@ -55,10 +57,13 @@ func (d *Decoder) grpcText(b []byte, rep *Reply) *DecodeError {
 			if n, err := strconv.Atoi(val); err == nil {
 				rep.HTTPStatus = n
 			}
-		case sensitiveHeader(name):
-			d.sc.trDropped |= transportOf(name)
 		default:
-			hs = append(hs, Header{name, val})
+			switch keptHeader(name) {
+			case redact.HeaderValue:
+				hs = append(hs, Header{name, val})
+			case redact.HeaderName:
+				hs = append(hs, Header{name, ""}) // its presence is what the decoder reads
+			}
 		}
 	}
 	if rep.GRPCStatus < 0 {

@@ -88,9 +88,11 @@ func (h *hdrInfo) transportProtocol() Protocol {
 	return ProtocolUnknown
 }
 
-// sensitiveHeader reports whether a header carries a credential and must
-// never be stored (redact.SensitiveHeader).
-func sensitiveHeader(name string) bool { return redact.SensitiveHeader(name) }
+// keptHeader is what the decoder keeps of a reply header: the allow-list
+// of redact.KeptHeader, which is exactly the names observe reads (pinned by
+// TestKeptHeadersAreWhatTheDecoderReads). Every other header is dropped as
+// it is read, whatever its name or value, so no row can hold it.
+func keptHeader(name string) redact.HeaderUse { return redact.KeptHeader(name) }
 
 func readHeaders(hs []Header) hdrInfo {
 	var h hdrInfo
@@ -100,11 +102,11 @@ func readHeaders(hs []Header) hdrInfo {
 	return h
 }
 
-// observe records what one header says. It reports whether the header
-// carries a credential, which the caller must drop.
-func (h *hdrInfo) observe(n, v string) bool {
+// observe records what one header says. The callers keep only what
+// keptHeader allows.
+func (h *hdrInfo) observe(n, v string) {
 	if len(n) < 4 {
-		return false
+		return
 	}
 	// Dispatch on length and first letter before comparing names.
 	switch c := n[0] | 0x20; {
@@ -129,13 +131,8 @@ func (h *hdrInfo) observe(n, v string) bool {
 	case c == 'x' && len(n) == 18 && equalFoldASCII(n, "X-Envoy-Overloaded"):
 		h.envoyOverloaded = true
 	case (c == 'm' || c == 'a' || c == 'x') && transportOf(n) != 0:
-		h.transport |= transportOf(n)
-		// Mcp-Session-Id is a session credential: noted, then dropped.
-		return sensitiveHeader(n)
-	case sensitiveHeader(n):
-		return true
+		h.transport |= transportOf(n) // only the presence counts (kept by name)
 	}
-	return false
 }
 
 // trimHeader is strings.TrimSpace minus the call for a value with nothing

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+
+	"github.com/errtrail/errtrail/redact"
 )
 
 // This file frames a raw HTTP/1.1 response: status line, headers, and a
@@ -57,8 +59,12 @@ func (d *Decoder) rawHTTP(b []byte, rep *Reply) *DecodeError {
 				contentLength = int(n)
 			}
 		}
-		if d.sc.hdr.observe(name, val) {
-			continue // a credential: dropped
+		d.sc.hdr.observe(name, val)
+		switch keptHeader(name) {
+		case redact.HeaderDrop:
+			continue // not on the allow-list: never kept
+		case redact.HeaderName:
+			val = "" // its presence is what the decoder reads
 		}
 		hs = append(hs, Header{name, val})
 	}

@@ -22,9 +22,6 @@ type scratch struct {
 	f        facts
 	hdr      hdrInfo // what the headers say, when framing read them already
 	hdrRead  bool
-	// trDropped: transport headers dropped as credentials before readHeaders
-	// saw them (Mcp-Session-Id in event JSON or gRPC metadata).
-	trDropped uint8
 
 	echoed      bool   // redaction replaced something
 	mcpURI      bool   // JSON-RPC data named a resource uri (MCP resource not found)
@@ -43,7 +40,6 @@ func (s *scratch) reset() {
 	s.trailers = s.trailers[:0]
 	s.rep = Reply{GRPCStatus: -1}
 	s.hdrRead = false
-	s.trDropped = 0
 	s.echoed, s.mcpURI, s.bodyStatus, s.problemType = false, false, 0, ""
 	s.bodyJSON = jval{}
 }

@@ -14,7 +14,6 @@ func (d *Decoder) decodeReplyInto(rep *Reply, rec *Record) error {
 	if !d.sc.hdrRead { // rawHTTP reads them while framing
 		*h = readHeaders(rep.Headers)
 	}
-	h.transport |= d.sc.trDropped
 	if rec.HTTPRequestID == "" && h.requestID != "" {
 		rec.HTTPRequestID = h.requestID
 	}

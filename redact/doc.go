@@ -29,9 +29,13 @@
 //   - Endpoints: Endpoint keeps scheme, host, port and a path whose
 //     value-like segments become {id}; userinfo (also without a scheme, or
 //     unencoded with '/' or '@' in it), query and fragment are dropped.
-//   - Raw bytes kept for support or dead letters: Raw drops credential
-//     headers structurally from an HTTP header block, then applies the text
-//     pass to everything, and caps the result.
+//   - Raw bytes kept for support or dead letters: Raw keeps only the
+//     values of the header allow-list (KeptHeader, headers.go) in an HTTP
+//     header block, then applies the text pass to everything, and caps the
+//     result.
+//   - Reply headers: KeptHeader is the one allow-list of the headers
+//     errtrail keeps (the decoder's reads); the decoder and the emitters
+//     drop every other header.
 //
 // docs/record.md lists every rule with its reason. The functions are safe
 // for concurrent use except a Redactor, which keeps scratch space and a memo

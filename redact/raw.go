@@ -72,9 +72,12 @@ func appendClean(dst, b []byte) []byte {
 }
 
 // dropCredentialHeaders rewrites the header block of an HTTP/1.x response
-// or a gRPC reply text form at the start of b (up to the first empty line):
-// a field whose name SensitiveHeader flags keeps its name and loses its
-// value. Anything else is left to the text pass.
+// or a gRPC reply text form at the start of b (up to the first empty line)
+// with the allow-list (KeptHeader): a field whose value is not kept keeps
+// its name and loses its value; a name over maxHeaderName bytes, which may
+// itself be a secret, is lost as well, and so is any other line of the
+// block (a folded continuation, a line without a name). The status line and
+// the values kept are left to the text pass.
 func dropCredentialHeaders(b []byte) []byte {
 	s := bstr(b)
 	if !(len(s) >= 5 && (s[:5] == "HTTP/" || s[:4] == "GRPC")) {
@@ -95,15 +98,21 @@ func dropCredentialHeaders(b []byte) []byte {
 		if line == "" {
 			break // end of the header block
 		}
-		if c := indexColon(line); c > 0 && SensitiveHeader(trimSpaces(line[:c])) {
-			if out == nil {
-				out = make([]byte, 0, len(b))
+		if i > 0 { // the status line stays
+			if c := indexColon(line); c <= 0 || KeptHeader(trimSpaces(line[:c])) != HeaderValue {
+				if out == nil {
+					out = make([]byte, 0, len(b))
+				}
+				out = append(out, s[copied:i]...)
+				if c > 0 && len(trimSpaces(line[:c])) <= maxHeaderName {
+					out = append(out, line[:c+1]...)
+					out = append(out, ' ')
+					out = append(out, PhRedacted...)
+				} else {
+					out = append(out, PhRedacted...) // a folded line, a line without a name, or a name too long to keep
+				}
+				copied = i + len(line)
 			}
-			vs := i + c + 1
-			out = append(out, s[copied:vs]...)
-			out = append(out, ' ')
-			out = append(out, PhRedacted...)
-			copied = i + len(line)
 		}
 		i = e + 1
 	}
@@ -112,6 +121,10 @@ func dropCredentialHeaders(b []byte) []byte {
 	}
 	return append(out, s[copied:]...)
 }
+
+// maxHeaderName is the longest header name Raw keeps for a field whose
+// value it drops (real header names are far shorter).
+const maxHeaderName = 64
 
 func indexColon(line string) int {
 	for k := 0; k < len(line); k++ {

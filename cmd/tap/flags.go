@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"time"
 
 	"github.com/errtrail/errtrail/emit"
 	"github.com/errtrail/errtrail/internal/cliflags"
@@ -20,16 +21,22 @@ type options struct {
 	upstreamIdle  int
 	listen        string
 	metricsListen string
-	brokers       []string
-	topic         string
-	agent         string
-	source        emit.Source
-	callerHeader  string
-	requestID     string
-	attempt       string
-	idempotency   string
-	logLevel      slog.Level
-	logJSON       bool
+	// The proxy server's timeouts: the request's header block, the gap
+	// between two reads of a request body (not for gRPC streams), and an
+	// idle keep-alive connection.
+	headerTimeout   time.Duration
+	bodyReadTimeout time.Duration
+	idleTimeout     time.Duration
+	brokers         []string
+	topic           string
+	agent           string
+	source          emit.Source
+	callerHeader    string
+	requestID       string
+	attempt         string
+	idempotency     string
+	logLevel        slog.Level
+	logJSON         bool
 }
 
 // envKeys returns the variables flag name reads, in order of precedence:
@@ -57,6 +64,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.upstreamIdle, "upstream.max-idle-connections", 1024, "idle HTTP/1.1 connections kept open to the upstream, for reuse under load")
 	fs.StringVar(&o.listen, "http.listen-address", "127.0.0.1:19110", "address the proxy listens on (HTTP/1.1 and h2c)")
 	fs.StringVar(&o.metricsListen, "metrics.listen-address", "127.0.0.1:19111", "address of /metrics, /healthz and /readyz")
+	fs.DurationVar(&o.headerTimeout, "http.read-header-timeout", 10*time.Second, "longest wait for a request's header block")
+	fs.DurationVar(&o.bodyReadTimeout, "http.body-read-timeout", 30*time.Second, "longest wait for the next bytes of a request body (gRPC streams excepted); a stalled body is answered 408 and not published")
+	fs.DurationVar(&o.idleTimeout, "http.idle-timeout", 2*time.Minute, "an idle keep-alive connection is closed after this")
 	brokers := fs.String("kafka.brokers", "127.0.0.1:19092", "Kafka bootstrap brokers, comma-separated")
 	fs.StringVar(&o.topic, "kafka.topic", emit.DefaultTopic, "topic the events are published to")
 	fs.StringVar(&o.agent, "agent", "", "name of the agent behind the tap (the events' agent)")
@@ -101,6 +111,18 @@ not given on the command line reads ERRTRAIL_TAP_<FLAG> (upper case, '.' and
 	}
 	if o.topic == "" {
 		return nil, errors.New("--kafka.topic is empty")
+	}
+	for name, d := range map[string]time.Duration{"--http.read-header-timeout": o.headerTimeout,
+		"--http.body-read-timeout": o.bodyReadTimeout, "--http.idle-timeout": o.idleTimeout} {
+		if d <= 0 {
+			return nil, fmt.Errorf("%s %v: want a duration above 0", name, d)
+		}
+	}
+	for name, h := range map[string]string{"--caller.header": o.callerHeader, "--request-id.header": o.requestID,
+		"--attempt.header": o.attempt, "--idempotency.header": o.idempotency} {
+		if h != "" && isHopByHop(h) {
+			return nil, fmt.Errorf("%s %q: a hop-by-hop header never reaches the agent, so it is never recorded", name, h)
+		}
 	}
 	switch o.source.Kind {
 	case emit.KindAgent, emit.KindGateway:

@@ -6,10 +6,17 @@
 // HTTP, JSON-RPC and SSE replies go through emit.Handler; a gRPC reply is
 // read from its trailers (grpc-status, grpc-message,
 // grpc-status-details-bin) as they pass. /metrics (the emit counters and
-// errtrail_tap_requests_total), /healthz and /readyz are served on
+// the errtrail_tap_* counters), /healthz and /readyz are served on
 // --metrics.listen-address, apart from the proxied paths. When Kafka is
 // down the tap keeps proxying: events are dropped and counted
 // (errtrail_emit_dropped_total).
+//
+// Only the agent's replies are published: the event's endpoint is the
+// upstream's, headers the client lists in Connection are not recorded,
+// and failures the tap produces (a client's broken, stalled or abandoned
+// request, an unreachable upstream) are answered and counted, never
+// published (client.go). The server closes idle connections and stalled
+// request bodies (--http.idle-timeout, --http.body-read-timeout).
 //
 // Every flag can also be set from the environment: --foo.bar reads
 // ERRTRAIL_TAP_FOO_BAR, and the --kafka.* and --log.* flags, which ingest

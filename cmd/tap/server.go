@@ -24,10 +24,21 @@ import (
 
 // tapMetrics are the tap's own counters; labels are fixed values.
 type tapMetrics struct {
-	requests     *prometheus.CounterVec // protocol: http, grpc
-	errorReplies *prometheus.CounterVec // protocol: http, grpc
-	upstreamErrs prometheus.Counter
+	requests       *prometheus.CounterVec // protocol: http, grpc
+	errorReplies   *prometheus.CounterVec // protocol: http, grpc
+	upstreamErrs   prometheus.Counter
+	clientFailures *prometheus.CounterVec // reason: bad_body, gone, timeout
+	incomplete     *prometheus.CounterVec // reason: too_large, cut
 }
+
+// Reasons of errtrail_tap_client_failures_total: requests that failed on
+// the client's side, which are never the agent's error and never
+// published.
+const (
+	clientBadBody = "bad_body" // the request body could not be read (malformed chunked framing, …): answered 400
+	clientGone    = "gone"     // the client went away before the reply
+	clientTimeout = "timeout"  // the request body stalled past --http.body-read-timeout: answered 408
+)
 
 func newTapMetrics(reg prometheus.Registerer) *tapMetrics {
 	m := &tapMetrics{
@@ -36,20 +47,58 @@ func newTapMetrics(reg prometheus.Registerer) *tapMetrics {
 		errorReplies: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "errtrail", Subsystem: "tap", Name: "error_replies_total",
 			Help: "Error replies seen and handed to the publisher, by protocol (http, grpc)."}, []string{"protocol"}),
 		upstreamErrs: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "errtrail", Subsystem: "tap", Name: "upstream_failures_total",
-			Help: "Requests the upstream could not be reached for (answered 502 by the tap)."}),
+			Help: "Requests the upstream could not be reached for (answered 502 by the tap, not published)."}),
+		clientFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "errtrail", Subsystem: "tap", Name: "client_failures_total",
+			Help: "Requests that failed on the client's side (bad_body, gone, timeout), not published."}, []string{"reason"}),
+		incomplete: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "errtrail", Subsystem: "tap", Name: "incomplete_replies_total",
+			Help: "Error replies published without their body, by reason (too_large, cut)."}, []string{"reason"}),
 	}
 	for _, p := range []string{"http", "grpc"} {
 		m.requests.WithLabelValues(p)
 		m.errorReplies.WithLabelValues(p)
 	}
-	reg.MustRegister(m.requests, m.errorReplies, m.upstreamErrs)
+	for _, r := range []string{clientBadBody, clientGone, clientTimeout} {
+		m.clientFailures.WithLabelValues(r)
+	}
+	for _, r := range []string{emit.BodyTooLarge, emit.BodyCut} {
+		m.incomplete.WithLabelValues(r)
+	}
+	reg.MustRegister(m.requests, m.errorReplies, m.upstreamErrs, m.clientFailures, m.incomplete)
 	return m
+}
+
+// countedSink counts the events handed to the publisher and passes on the
+// builders' drop counts (emit.DropCounter), so they reach the publisher's
+// errtrail_emit_dropped_total.
+type countedSink struct {
+	m    *tapMetrics
+	next emit.Sink
+}
+
+func (s countedSink) Publish(ev *emit.Event) bool {
+	p := "http"
+	if ev.Reply.GRPC != nil {
+		p = "grpc"
+	}
+	s.m.errorReplies.WithLabelValues(p).Inc()
+	if r := ev.Reply.BodyIncomplete; r != "" {
+		s.m.incomplete.WithLabelValues(r).Inc()
+	}
+	return s.next.Publish(ev)
+}
+
+func (s countedSink) CountDrop(reason string) {
+	if d, ok := s.next.(emit.DropCounter); ok {
+		d.CountDrop(reason)
+	}
 }
 
 // tap is the proxy: emit.Handler around an httputil.ReverseProxy for
 // HTTP, JSON-RPC and SSE; gRPC replies observed from their trailers.
 type tap struct {
-	o       *options
+	o            *options
+	upstreamBase string // scheme://host[/base path], without a trailing '/'
+
 	m       *tapMetrics
 	obs     *emit.Observer // gRPC events
 	proxy   *httputil.ReverseProxy
@@ -63,15 +112,9 @@ func isGRPC(r *http.Request) bool {
 
 // newTap builds the proxy publishing to sink.
 func newTap(o *options, sink emit.Sink, reg prometheus.Registerer, log *slog.Logger) *tap {
-	t := &tap{o: o, m: newTapMetrics(reg), log: log}
-	counted := emit.SinkFunc(func(ev *emit.Event) bool {
-		p := "http"
-		if ev.Reply.GRPC != nil {
-			p = "grpc"
-		}
-		t.m.errorReplies.WithLabelValues(p).Inc()
-		return sink.Publish(ev)
-	})
+	t := &tap{o: o, m: newTapMetrics(reg), log: log,
+		upstreamBase: o.upstream.Scheme + "://" + o.upstream.Host + strings.TrimSuffix(o.upstream.EscapedPath(), "/")}
+	counted := countedSink{m: t.m, next: sink}
 	t.obs = emit.NewObserver(counted, o.source)
 	t.obs.IdempotencyHeader = o.idempotency
 
@@ -102,19 +145,13 @@ func newTap(o *options, sink emit.Sink, reg prometheus.Registerer, log *slog.Log
 		FlushInterval:  0,
 		BufferPool:     copyBuffers{},
 		ModifyResponse: t.modifyResponse,
-		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			if errors.Is(err, context.Canceled) {
-				return // the client went away
-			}
-			t.m.upstreamErrs.Inc()
-			t.log.Warn("upstream request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-			w.WriteHeader(http.StatusBadGateway)
-		},
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorHandler:   t.proxyError,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	cfg := emit.Config{
 		Source:            o.source,
 		Agent:             o.agent,
+		EndpointFunc:      t.endpoint,
 		RequestIDHeader:   o.requestID,
 		AttemptHeader:     o.attempt,
 		IdempotencyHeader: o.idempotency,
@@ -151,9 +188,61 @@ func (t *tap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h["Date"], h["Content-Length"] = nil, nil
 		gw := &grpcWriter{ResponseWriter: w}
 		w, r = gw, r.WithContext(context.WithValue(r.Context(), grpcWriterKey{}, gw))
+	} else {
+		// The request body is watched: its failure is the client's (a
+		// stalled or broken body), never an agent's error. A gRPC stream
+		// may idle by design and gets no body timeout.
+		bw := &bodyWatch{}
+		r = r.WithContext(context.WithValue(r.Context(), bodyWatchKey{}, bw))
+		if r.Body != nil && r.Body != http.NoBody {
+			bw.rc, bw.ctl, bw.timeout = r.Body, http.NewResponseController(w), t.o.bodyReadTimeout
+			r.Body = bw
+		}
+		if len(r.Header["Connection"]) > 0 {
+			r.Header = withoutConnectionListed(r.Header)
+		}
 	}
 	t.m.requests.WithLabelValues(p).Inc()
 	t.handler.ServeHTTP(w, r)
+}
+
+// endpoint is the event's endpoint: the configured upstream and the path
+// the request was forwarded to, never the client's Host or absolute URI.
+func (t *tap) endpoint(r *http.Request) string {
+	return t.upstreamBase + r.URL.Path
+}
+
+// proxyError answers a request the proxy could not complete. None of these
+// replies is the agent's, so none is published: it is written beneath the
+// emit middleware and counted instead. A failure of the client (its body
+// broke, stalled, or it went away) is the client's; anything else is the
+// upstream that could not be reached (502).
+func (t *tap) proxyError(w http.ResponseWriter, r *http.Request, err error) {
+	if u, ok := w.(interface{ Unwrap() http.ResponseWriter }); ok {
+		w = u.Unwrap() // the server's writer: the middleware never sees this reply
+	}
+	var bodyErr error
+	if bw, ok := r.Context().Value(bodyWatchKey{}).(*bodyWatch); ok {
+		bodyErr = bw.failure()
+	}
+	switch {
+	case bodyErr != nil && isTimeout(bodyErr):
+		t.m.clientFailures.WithLabelValues(clientTimeout).Inc()
+		t.log.Info("request body stalled", "method", r.Method, "path", r.URL.Path)
+		w.Header().Set("Connection", "close")
+		w.WriteHeader(http.StatusRequestTimeout)
+	case bodyErr != nil && clientWentAway(bodyErr), bodyErr == nil && (r.Context().Err() != nil || errors.Is(err, context.Canceled)):
+		t.m.clientFailures.WithLabelValues(clientGone).Inc()
+	case bodyErr != nil:
+		t.m.clientFailures.WithLabelValues(clientBadBody).Inc()
+		t.log.Info("request body unreadable", "method", r.Method, "path", r.URL.Path, "err", bodyErr)
+		w.Header().Set("Connection", "close")
+		w.WriteHeader(http.StatusBadRequest)
+	default:
+		t.m.upstreamErrs.Inc()
+		t.log.Warn("upstream request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		w.WriteHeader(http.StatusBadGateway)
+	}
 }
 
 type grpcWriterKey struct{}
@@ -305,7 +394,7 @@ func serve(ctx context.Context, o *options, log *slog.Logger, started func(proxy
 	protos := new(http.Protocols)
 	protos.SetHTTP1(true)
 	protos.SetUnencryptedHTTP2(true) // h2c: gRPC clients go through the tap
-	psrv := &http.Server{Handler: t, Protocols: protos, ReadHeaderTimeout: 10 * time.Second,
+	psrv := &http.Server{Handler: t, Protocols: protos, ReadHeaderTimeout: o.headerTimeout, IdleTimeout: o.idleTimeout,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	asrv := &http.Server{Handler: newAdmin(reg, &ready), ReadHeaderTimeout: 5 * time.Second}
 	served := make(chan error, 2)
