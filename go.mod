@@ -1,6 +1,8 @@
 module github.com/errtrail/errtrail
 
-go 1.26.8
+go 1.26.0
+
+toolchain go1.26.8
 
 require (
 	github.com/ClickHouse/clickhouse-go/v2 v2.51.0

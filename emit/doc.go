@@ -1,10 +1,19 @@
 // Package emit lets agents, gateways and clients publish their error
 // replies to errtrail with one line of code:
 //
-//	pub, _ := emit.NewPublisher(emit.PublisherConfig{Brokers: brokers})
+//	pub, err := emit.NewPublisher(emit.PublisherConfig{Brokers: brokers, Topic: "errtrail.replies",
+//		Metrics: emit.NewMetrics(prometheus.DefaultRegisterer)})
+//	...
 //	defer pub.Close(ctx)
-//	srv.Handler = emit.Handler(mux, pub, emit.Config{Agent: "research-agent"})       // an agent
+//	srv.Handler = emit.Handler(mux, pub, emit.Config{Agent: "research-agent",
+//		Caller: emit.CallerFromHeader("X-Caller")}) // an agent
 //	client.Transport = emit.Transport(nil, pub, emit.Config{Source: emit.Source{Kind: emit.KindGateway}}) // a gateway or client
+//
+// docs/emit.md has these as whole programs (compiled by
+// internal/docsnippets). The topic must exist: emit never creates one, and
+// NewPublisher logs at ERROR when the brokers do not have it (CheckTopic,
+// to refuse a start instead). The metrics are registered only in the
+// registry given to NewMetrics.
 //
 // # What is published
 //

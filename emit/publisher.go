@@ -86,6 +86,7 @@ type Publisher struct {
 
 	stop     chan struct{} // Close asks the loop to drain and stop
 	done     chan struct{} // the loop ended
+	checked  chan struct{} // the start's topic check ended (topic.go)
 	abort    context.CancelFunc
 	writeCtx context.Context
 	lastLog  atomic.Int64
@@ -93,8 +94,11 @@ type Publisher struct {
 
 var errNoBrokers = errors.New("emit: no Kafka brokers")
 
-// NewPublisher starts a publisher. It does not contact Kafka: a broker that
-// is down costs dropped events, never a failed start.
+// NewPublisher starts a publisher. It does not wait for Kafka: a broker that
+// is down costs dropped events, never a failed or delayed start. In the
+// background it checks that the topic exists and logs at ERROR level when
+// the brokers say it does not (CheckTopic: topics are not created for you,
+// and every event to a missing topic is dropped).
 func NewPublisher(cfg PublisherConfig) (*Publisher, error) {
 	cfg.defaults()
 	if len(cfg.Brokers) == 0 {
@@ -119,9 +123,10 @@ func NewPublisher(cfg PublisherConfig) (*Publisher, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Publisher{cfg: cfg, w: w, q: make(chan []byte, cfg.QueueSize), m: cfg.Metrics,
-		stop: make(chan struct{}), done: make(chan struct{}), abort: cancel, writeCtx: ctx}
+		stop: make(chan struct{}), done: make(chan struct{}), checked: make(chan struct{}), abort: cancel, writeCtx: ctx}
 	p.m.queue = func() float64 { return float64(len(p.q)) }
 	go p.loop()
+	go p.checkAtStart()
 	return p, nil
 }
 
@@ -173,6 +178,7 @@ func (p *Publisher) Close(ctx context.Context) error {
 	p.mu.Unlock()
 	if already {
 		<-p.done
+		<-p.checked
 		return nil
 	}
 	close(p.stop)
@@ -185,6 +191,7 @@ func (p *Publisher) Close(ctx context.Context) error {
 		<-p.done
 	}
 	p.abort()
+	<-p.checked
 	if cerr := p.w.Close(); err == nil && cerr != nil && !errors.Is(cerr, context.Canceled) {
 		err = cerr
 	}

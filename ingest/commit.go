@@ -12,7 +12,8 @@ package ingest
 // replay filter.
 //
 // Two loops run beside the stages on timers of their own and never hold
-// them up: the lag monitor (lag.go) and retention (retain.go).
+// them up: the lag monitor (lag.go), which a commit also asks to poll, and
+// retention (retain.go).
 
 import (
 	"context"
@@ -45,5 +46,9 @@ func (p *Pipeline) commit(hard context.Context, epoch uint64, adv map[TopicParti
 	if err != nil {
 		p.m.CommitErrors.Inc()
 		p.warn.Log(slog.LevelWarn, "kafka commit failed; the rows are in ClickHouse and the next commit covers them", "err", err)
+		return
+	}
+	if p.lag != nil {
+		p.lag.afterCommit() // the lag gauges show this commit now, not at the next tick
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,7 +15,8 @@ import (
 	"github.com/errtrail/errtrail/schema"
 )
 
-// options holds every flag of run and migrate.
+// options holds every flag of run and migrate; a flag the subcommand does
+// not have (newFlags) is nil.
 type options struct {
 	brokers, topic, group        *string
 	kafkaTLS                     cliflags.TLS
@@ -41,74 +43,91 @@ type options struct {
 	resolve                      func() error // fills secrets from the environment after Parse
 }
 
+// newFlags registers the flags of subcommand name (run or migrate) and no
+// others: migrate has the ClickHouse connection, the schema's settings
+// (database, cluster, retention days) and the log's; run has those and
+// Kafka's, the pipeline's and the server's. A flag of the other
+// subcommand is an error ("flag provided but not defined"), and --help
+// lists only what the subcommand reads (usage.go).
 func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	fs := flag.NewFlagSet("ingest "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() { usage(fs, name) }
 	e := cliflags.New(fs)
-	o := &options{
-		brokers:        e.String("kafka.brokers", "ERRTRAIL_KAFKA_BROKERS", "127.0.0.1:19092", "Kafka bootstrap brokers, comma-separated"),
-		topic:          e.String("kafka.topic", "ERRTRAIL_KAFKA_TOPIC", "errtrail.replies", "topic to consume; a comma-separated list consumes several in one group"),
-		group:          e.String("kafka.group", "ERRTRAIL_KAFKA_GROUP", "errtrail-ingest", "consumer group id"),
-		kafkaTLS:       e.TLS("kafka", "ERRTRAIL_KAFKA", "Kafka"),
-		sessionTimeout: e.Duration("kafka.session-timeout", "ERRTRAIL_KAFKA_SESSION_TIMEOUT", defaultSessionTimeout, "consumer group session timeout: how long a crashed member keeps its partitions before a replacement takes over; heartbeats go every sixth of it. Longer rides out longer stalls (a paused VM, a network blip) without a rebalance, shorter takes over sooner; the broker rejects values below its group.min.session.timeout.ms (6s by default)"),
-		saslMech:       e.String("kafka.sasl.mechanism", "ERRTRAIL_KAFKA_SASL_MECHANISM", "", "SASL mechanism: plain, scram-sha-256 or scram-sha-512 (empty: no SASL)"),
-		saslUser:       e.String("kafka.sasl.username", "ERRTRAIL_KAFKA_SASL_USERNAME", "", "SASL user name"),
-		saslPass:       e.Secret("kafka.sasl.password", "ERRTRAIL_KAFKA_SASL_PASSWORD", "SASL password (never logged; prefer the env variable)"),
+	o := &options{}
+	run := name == "run"
 
-		chAddr:    e.String("clickhouse.addr", "ERRTRAIL_CLICKHOUSE_ADDR", "127.0.0.1:19000", "ClickHouse native-protocol addresses host:port, comma-separated"),
-		chDB:      e.String("clickhouse.database", "ERRTRAIL_CLICKHOUSE_DATABASE", schema.DefaultDatabase, "database holding errtrail's tables (created by migrate)"),
-		chUser:    e.String("clickhouse.user", "ERRTRAIL_CLICKHOUSE_USER", "default", "ClickHouse user"),
-		chPass:    e.Secret("clickhouse.password", "ERRTRAIL_CLICKHOUSE_PASSWORD", "ClickHouse password (never logged; prefer the env variable)"),
-		chCluster: e.String("clickhouse.cluster", "ERRTRAIL_CLICKHOUSE_CLUSTER", "", "render ON CLUSTER / Replicated* DDL for this cluster (docs/schema.md)"),
-		chTLS:     e.TLS("clickhouse", "ERRTRAIL_CLICKHOUSE", "ClickHouse"),
-		chShardWrites: e.Bool("clickhouse.shard-writes", "ERRTRAIL_CLICKHOUSE_SHARD_WRITES", true,
-			"with --clickhouse.cluster: write each shard its rows directly, at the addresses system.clusters gives (one shard down then stops only its own partitions); false: every insert goes through the Distributed landing table"),
-
-		rows:           e.Int("batch.rows", "ERRTRAIL_BATCH_ROWS", 50000, "cut a batch at this many messages"),
-		bytes:          e.Int("batch.bytes", "ERRTRAIL_BATCH_BYTES", 64<<20, "cut a batch at this many message bytes (with ~1 KiB events, --batch.rows cuts first)"),
-		wait:           e.Duration("batch.wait", "ERRTRAIL_BATCH_WAIT", time.Second, "cut a batch when its oldest message waited this long"),
-		insertTimeout:  e.Duration("insert.timeout", "ERRTRAIL_INSERT_TIMEOUT", time.Minute, "time allowed for one insert attempt, and for each write to ClickHouse"),
-		blockRows:      e.Int("insert.block-rows", "ERRTRAIL_INSERT_BLOCK_ROWS", 1024, "rows per block of an insert: the driver grows its buffers to the first block and reuses them (one insert is still one part)"),
-		backoffMax:     e.Duration("insert.backoff-max", "ERRTRAIL_INSERT_BACKOFF_MAX", 30*time.Second, "longest wait between insert retries (jittered, exponential from 100ms)"),
-		workers:        e.Int("decode.workers", "ERRTRAIL_DECODE_WORKERS", 0, "decode goroutines (0: GOMAXPROCS)"),
-		dedup:          e.Int("dedup.window", "ERRTRAIL_DEDUP_WINDOW", 1<<18, "producer event ids remembered to drop re-sends, per generation (two generations; <0 disables)"),
-		gcPercent:      e.Int("gc.percent", "ERRTRAIL_GC_PERCENT", 400, "Go GC target: heap growth in percent between collections (GOGC, when set, wins); higher spends less CPU on GC and more memory"),
-		memLimitMiB:    e.Int("memory.limit-mib", "ERRTRAIL_MEMORY_LIMIT_MIB", 1024, "soft memory limit in MiB: the GC works harder near it (GOMEMLIMIT, when set, wins; 0: none)"),
-		redactKey:      e.String("redact.key-file", "ERRTRAIL_REDACT_KEY_FILE", "", "file holding the deployment key of the hashes that replace identifier values that may not be stored (docs/record.md); every ingester and lookup of a deployment must share it, and it must never reach ClickHouse. Empty: "+redactkey.DefaultPath()+", created on first start"),
-		maxBytes:       e.Int("parse.max-bytes", "ERRTRAIL_PARSE_MAX_BYTES", 1<<20, "largest message decoded; larger ones are dead-lettered as too_large"),
-		retentionDays:  e.Int("retention.days", "ERRTRAIL_RETENTION_DAYS", schema.DefaultRetentionDays, "days of errors and dead letters kept (TTL, or dropped partitions on servers without TTL)"),
-		retentionEvery: e.Duration("retention.interval", "ERRTRAIL_RETENTION_INTERVAL", time.Hour, "how often old partitions are dropped on servers without TTL"),
-		listen:         e.String("http.listen-address", "ERRTRAIL_INGEST_LISTEN_ADDRESS", "127.0.0.1:19100", "address of /metrics, /healthz and /readyz"),
-		shutdown:       e.Duration("shutdown.timeout", "ERRTRAIL_SHUTDOWN_TIMEOUT", 30*time.Second, "after SIGTERM: time to flush, insert and commit before giving up (uncommitted messages are replayed)"),
-		pprof:          e.Bool("http.pprof", "ERRTRAIL_INGEST_PPROF", false, "serve Go profiles under /debug/pprof/ on the HTTP address"),
-		logLevel:       e.String("log.level", "ERRTRAIL_LOG_LEVEL", "info", "debug, info, warn or error"),
-		logFormat:      e.String("log.format", "ERRTRAIL_LOG_FORMAT", "text", "text or json"),
-	}
-	if name == "migrate" {
+	// Both: where the schema lives and how to reach it, and the log.
+	o.chAddr = e.String("clickhouse.addr", "ERRTRAIL_CLICKHOUSE_ADDR", "127.0.0.1:19000", "ClickHouse native-protocol addresses host:port, comma-separated")
+	o.chDB = e.String("clickhouse.database", "ERRTRAIL_CLICKHOUSE_DATABASE", schema.DefaultDatabase, "database holding errtrail's tables (created by migrate)")
+	o.chUser = e.String("clickhouse.user", "ERRTRAIL_CLICKHOUSE_USER", "default", "ClickHouse user")
+	o.chPass = e.Secret("clickhouse.password", "ERRTRAIL_CLICKHOUSE_PASSWORD", "ClickHouse password (never logged; prefer the env variable)")
+	o.chCluster = e.String("clickhouse.cluster", "ERRTRAIL_CLICKHOUSE_CLUSTER", "", "render ON CLUSTER / Replicated* DDL for this cluster (docs/schema.md)")
+	o.chTLS = e.TLS("clickhouse", "ERRTRAIL_CLICKHOUSE", "ClickHouse")
+	o.insertTimeout = e.Duration("insert.timeout", "ERRTRAIL_INSERT_TIMEOUT", time.Minute, "time allowed for one insert attempt, and for each write to ClickHouse (migrate: each DDL statement)")
+	o.retentionDays = e.Int("retention.days", "ERRTRAIL_RETENTION_DAYS", schema.DefaultRetentionDays, "days of errors and dead letters kept (TTL, or dropped partitions on servers without TTL)")
+	o.logLevel = e.String("log.level", "ERRTRAIL_LOG_LEVEL", "info", "debug, info, warn or error")
+	o.logFormat = e.String("log.format", "ERRTRAIL_LOG_FORMAT", "text", "text or json")
+	if !run {
 		o.print = fs.Bool("print", false, "print the DDL for the connected server instead of applying it")
+		o.resolve = e.Resolve
+		return fs, o
 	}
+
+	o.brokers = e.String("kafka.brokers", "ERRTRAIL_KAFKA_BROKERS", "127.0.0.1:19092", "Kafka bootstrap brokers, comma-separated")
+	o.topic = e.String("kafka.topic", "ERRTRAIL_KAFKA_TOPIC", "errtrail.replies", "topic to consume; a comma-separated list consumes several in one group")
+	o.group = e.String("kafka.group", "ERRTRAIL_KAFKA_GROUP", "errtrail-ingest", "consumer group id")
+	o.kafkaTLS = e.TLS("kafka", "ERRTRAIL_KAFKA", "Kafka")
+	o.sessionTimeout = e.Duration("kafka.session-timeout", "ERRTRAIL_KAFKA_SESSION_TIMEOUT", defaultSessionTimeout, "consumer group session timeout: how long a crashed member keeps its partitions before a replacement takes over; heartbeats go every sixth of it. Longer rides out longer stalls (a paused VM, a network blip) without a rebalance, shorter takes over sooner; the broker rejects values below its group.min.session.timeout.ms (6s by default)")
+	o.saslMech = e.String("kafka.sasl.mechanism", "ERRTRAIL_KAFKA_SASL_MECHANISM", "", "SASL mechanism: plain, scram-sha-256 or scram-sha-512 (empty: no SASL)")
+	o.saslUser = e.String("kafka.sasl.username", "ERRTRAIL_KAFKA_SASL_USERNAME", "", "SASL user name")
+	o.saslPass = e.Secret("kafka.sasl.password", "ERRTRAIL_KAFKA_SASL_PASSWORD", "SASL password (never logged; prefer the env variable)")
+	o.chShardWrites = e.Bool("clickhouse.shard-writes", "ERRTRAIL_CLICKHOUSE_SHARD_WRITES", true,
+		"with --clickhouse.cluster: write each shard its rows directly, at the addresses system.clusters gives (one shard down then stops only its own partitions); false: every insert goes through the Distributed landing table")
+	o.rows = e.Int("batch.rows", "ERRTRAIL_BATCH_ROWS", 50000, "cut a batch at this many messages")
+	o.bytes = e.Int("batch.bytes", "ERRTRAIL_BATCH_BYTES", 64<<20, "cut a batch at this many message bytes (with ~1 KiB events, --batch.rows cuts first)")
+	o.wait = e.Duration("batch.wait", "ERRTRAIL_BATCH_WAIT", time.Second, "cut a batch when its oldest message waited this long")
+	o.blockRows = e.Int("insert.block-rows", "ERRTRAIL_INSERT_BLOCK_ROWS", 1024, "rows per block of an insert: the driver grows its buffers to the first block and reuses them (one insert is still one part)")
+	o.backoffMax = e.Duration("insert.backoff-max", "ERRTRAIL_INSERT_BACKOFF_MAX", 30*time.Second, "longest wait between insert retries (jittered, exponential from 100ms)")
+	o.workers = e.Int("decode.workers", "ERRTRAIL_DECODE_WORKERS", 0, "decode goroutines (0: GOMAXPROCS)")
+	o.dedup = e.Int("dedup.window", "ERRTRAIL_DEDUP_WINDOW", 1<<18, "producer event ids remembered to drop re-sends, per generation (two generations; <0 disables)")
+	o.gcPercent = e.Int("gc.percent", "ERRTRAIL_GC_PERCENT", 400, "Go GC target: heap growth in percent between collections (GOGC, when set, wins); higher spends less CPU on GC and more memory")
+	o.memLimitMiB = e.Int("memory.limit-mib", "ERRTRAIL_MEMORY_LIMIT_MIB", 1024, "soft memory limit in MiB: the GC works harder near it (GOMEMLIMIT, when set, wins; 0: none)")
+	o.redactKey = e.String("redact.key-file", "ERRTRAIL_REDACT_KEY_FILE", "", "file holding the deployment key of the hashes that replace identifier values that may not be stored (docs/record.md); every ingester and lookup of a deployment must share it, and it must never reach ClickHouse. Empty: "+redactkey.DefaultPath()+", created on first start")
+	o.maxBytes = e.Int("parse.max-bytes", "ERRTRAIL_PARSE_MAX_BYTES", 1<<20, "largest message decoded; larger ones are dead-lettered as too_large")
+	o.retentionEvery = e.Duration("retention.interval", "ERRTRAIL_RETENTION_INTERVAL", time.Hour, "how often old partitions are dropped on servers without TTL")
+	o.listen = e.String("http.listen-address", "ERRTRAIL_INGEST_LISTEN_ADDRESS", "127.0.0.1:19100", "address of /metrics, /healthz and /readyz")
+	o.shutdown = e.Duration("shutdown.timeout", "ERRTRAIL_SHUTDOWN_TIMEOUT", 30*time.Second, "after SIGTERM: time to flush, insert and commit before giving up (uncommitted messages are replayed)")
+	o.pprof = e.Bool("http.pprof", "ERRTRAIL_INGEST_PPROF", false, "serve Go profiles under /debug/pprof/ on the HTTP address")
 	o.resolve = e.Resolve
 	return fs, o
 }
 
+// proceed is parseFlags' status when the subcommand goes on.
+const proceed = -1
+
 // parseFlags is the preamble of run and migrate: it parses args for the
 // subcommand name, fills the secrets from the environment, builds the
-// logger and rejects settings that can never work. When it reports false
-// it has said why (on stderr or in the log) and the process exits 2.
-func parseFlags(name string, args []string, stderr io.Writer) (*options, *slog.Logger, bool) {
+// logger and rejects settings that can never work. It returns proceed, or
+// the exit status after it has said why (on stderr or in the log): 0 for
+// --help, 2 for a bad command line or settings.
+func parseFlags(name string, args []string, stderr io.Writer) (*options, *slog.Logger, int) {
 	fs, o := newFlags(name, stderr)
 	if err := fs.Parse(args); err != nil {
-		return nil, nil, false
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, nil, 0
+		}
+		return nil, nil, 2
 	}
 	if err := o.resolve(); err != nil {
 		fmt.Fprintln(stderr, err)
-		return nil, nil, false
+		return nil, nil, 2
 	}
 	log := newLogger(o, stderr)
 	if !validSettings(o, log) {
-		return nil, nil, false
+		return nil, nil, 2
 	}
-	return o, log, true
+	return o, log, proceed
 }
 
 func newLogger(o *options, w io.Writer) *slog.Logger {

@@ -1,11 +1,13 @@
 // Command ingest consumes error events from Kafka and writes them to
 // ClickHouse (see docs/ingest.md).
 //
-//	ingest [run] [flags]        consume and insert until SIGTERM/SIGINT
+//	ingest [run] [flags]        consume and insert until SIGTERM/SIGINT (migrates first)
 //	ingest migrate [--print]    apply the schema migrations, or print the DDL
 //	ingest decode FILE...       decode files offline and print the records
+//	ingest hash VALUE...        print the hash that replaces a value
 //
-// This file holds the subcommands' checklists; flags.go reads the settings,
+// This file holds the subcommands' checklists; flags.go reads the settings
+// (each subcommand's own), usage.go says what each command does,
 // connect.go opens ClickHouse and the Kafka consumer group, migrate.go owns
 // the schema steps, serve.go the HTTP server and /readyz, consume.go the
 // pipeline's settings.
@@ -50,10 +52,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "hash":
 		return decodecli.RunHash(args, stdout, stderr)
 	case "help":
-		fmt.Fprintln(stdout, "usage: ingest [run|migrate|decode|hash] [flags]; ingest <cmd> --help lists the flags")
+		printCommands(stdout)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "ingest: unknown command %q (run, migrate, decode, hash)\n", cmd)
+		fmt.Fprintf(stderr, "ingest: unknown command %q\n\n", cmd)
+		printCommands(stderr)
 		return 2
 	}
 }
@@ -68,9 +71,9 @@ func phase(log *slog.Logger, name string) func() {
 // runIngest is `ingest run`: it consumes until SIGINT or SIGTERM (or until
 // ctx ends, which tests use) and then stops in reverse order.
 func runIngest(ctx context.Context, args []string, stderr io.Writer) int {
-	o, log, ok := parseFlags("run", args, stderr)
-	if !ok {
-		return 2
+	o, log, exit := parseFlags("run", args, stderr)
+	if exit != proceed {
+		return exit
 	}
 	topics, ok := o.topics(log)
 	if !ok {

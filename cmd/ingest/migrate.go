@@ -17,9 +17,9 @@ import (
 // runMigrate is `ingest migrate`: one attempt at the migrations (or, with
 // --print, the DDL for the connected server), no retries.
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	o, log, ok := parseFlags("migrate", args, stderr)
-	if !ok {
-		return 2
+	o, log, exit := parseFlags("migrate", args, stderr)
+	if exit != proceed {
+		return exit
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -27,39 +27,60 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 2 {
-		usage(os.Stderr)
-		os.Exit(2)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	code := cli(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// cli runs a command and returns the exit status: 0 done (or help), 1
+// failed, 2 a bad command line.
+func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
 	var err error
-	switch cmd := os.Args[1]; cmd {
+	switch cmd := args[0]; cmd {
 	case "run", "demo", "flood":
-		err = run(ctx, cmd, os.Args[2:])
+		err = run(ctx, cmd, args[1:], stderr)
 	case "list":
+		if len(args) > 1 {
+			fmt.Fprint(stderr, "usage: loadgen list\n\nLists the shipped scenarios (loadgen run NAME plays one); it takes no flags.\n")
+			if args[1] == "-h" || args[1] == "--help" || args[1] == "-help" {
+				return 0
+			}
+			return 2
+		}
 		for _, n := range loadgen.BuiltinNames() {
 			sc, err := loadgen.Builtin(n)
 			if err != nil {
-				fmt.Printf("%-22s INVALID: %v\n", n, err)
+				fmt.Fprintf(stdout, "%-22s INVALID: %v\n", n, err)
 				continue
 			}
-			fmt.Printf("%-22s %5.0f s  %d agents, %d callers\n", n, sc.Total().Seconds(), len(sc.Agents), len(sc.Callers))
+			fmt.Fprintf(stdout, "%-22s %5.0f s  %d agents, %d callers\n", n, sc.Total().Seconds(), len(sc.Agents), len(sc.Callers))
 		}
 	case "drop-topics":
-		err = dropTopics(ctx, os.Args[2:])
-	case "-h", "--help", "help":
-		usage(os.Stdout)
+		err = dropTopics(ctx, args[1:], stderr)
+	case "-h", "--help", "-help", "help":
+		usage(stdout)
 	default:
-		fmt.Fprintf(os.Stderr, "loadgen: unknown command %q\n", cmd)
-		usage(os.Stderr)
-		os.Exit(2)
+		fmt.Fprintf(stderr, "loadgen: unknown command %q\n", cmd)
+		usage(stderr)
+		return 2
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "loadgen:", err)
-		os.Exit(1)
+	switch {
+	case errors.Is(err, errUsage):
+		return 2 // the flag package said why
+	case err != nil:
+		fmt.Fprintln(stderr, "loadgen:", err)
+		return 1
 	}
+	return 0
 }
+
+// errUsage is a command line the flag package refused (and explained).
+var errUsage = errors.New("bad command line")
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
@@ -70,8 +91,25 @@ func usage(w io.Writer) {
   loadgen list                   shipped scenarios
   loadgen drop-topics [--prefix P] [TOPIC...]
                                  delete the named topics and those starting with P
-run "loadgen run -h" for the flags
+
+"loadgen COMMAND -h" lists that command's flags.
 `)
+}
+
+// about is what each command's -h says above its flags.
+var about = map[string]string{
+	"run":         "usage: loadgen run SCENARIO [flags]\n\nPlays SCENARIO (a scenario file, or a shipped name: loadgen list), paced by --speed.",
+	"demo":        "usage: loadgen demo [flags]\n\nPlays the shipped demo scenario (~75 s, everything mixed, 1% poison), paced by --speed.",
+	"flood":       "usage: loadgen flood [flags]\n\nPublishes --events messages of --scenario, looped, as fast as Kafka takes them (unpaced).",
+	"drop-topics": "usage: loadgen drop-topics [--prefix P] [TOPIC...]\n\nDeletes the named topics, and those whose name starts with --prefix.",
+}
+
+// flagUsage prints a command's help: what it does and its own flags.
+func flagUsage(fs *flag.FlagSet, cmd string) func() {
+	return func() {
+		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", about[cmd])
+		fs.PrintDefaults()
+	}
 }
 
 func env(key, def string) string {
@@ -83,8 +121,10 @@ func env(key, def string) string {
 
 // dropTopics deletes topics a load run made. Without --prefix only the
 // named topics go; an empty prefix never matches everything.
-func dropTopics(ctx context.Context, args []string) error {
+func dropTopics(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("loadgen drop-topics", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = flagUsage(fs, "drop-topics")
 	brokers := fs.String("kafka.brokers", env("ERRTRAIL_KAFKA_BROKERS", loadgen.DefaultBrokers),
 		"Kafka bootstrap brokers, comma-separated (env ERRTRAIL_KAFKA_BROKERS)")
 	prefix := fs.String("prefix", "", "also delete every topic whose name starts with this")
@@ -92,7 +132,7 @@ func dropTopics(ctx context.Context, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return err
+		return errUsage
 	}
 	if *prefix == "" && fs.NArg() == 0 {
 		return errors.New("drop-topics: name topics or give --prefix")
@@ -104,18 +144,21 @@ func dropTopics(ctx context.Context, args []string) error {
 	return err
 }
 
-func run(ctx context.Context, cmd string, args []string) error {
+func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("loadgen "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = flagUsage(fs, cmd)
+	paced := cmd != "flood"
+	// Each command registers its own flags only; the others' stay at
+	// these values.
+	speed, maxEvents, history := new(float64), new(int64), new(time.Duration)
+	*speed = 1
+	events, scenario := new(int64), new(string)
 	brokers := fs.String("kafka.brokers", env("ERRTRAIL_KAFKA_BROKERS", loadgen.DefaultBrokers),
 		"Kafka bootstrap brokers, comma-separated (env ERRTRAIL_KAFKA_BROKERS)")
 	topic := fs.String("kafka.topic", env("ERRTRAIL_KAFKA_TOPIC", loadgen.DefaultTopic), "topic to publish to (env ERRTRAIL_KAFKA_TOPIC)")
-	speed := fs.Float64("speed", 1, "run scenario time this many times faster than real time (flood: unpaced)")
 	clock := fs.String("clock", "real", "observed_at: real (wall time at which the event is due; windows shrink by --speed) or scenario (start + scenario time; gaps keep scenario length)")
-	maxEvents := fs.Int64("max-events", 0, "stop after this many messages (0: no bound)")
 	duration := fs.Duration("duration", 0, "stop after the scenario played this much real time (0: at its end; the history does not count)")
-	history := fs.Duration("history", 0, "first publish this much of the scenario's baseline, observed from this long ago up to the scenario's start, as fast as Kafka takes it "+
-		"(e.g. 1h). Baseline: first phase's rates, retry policies kept, no overload/limit/bare500 fault, gateways pass replies unchanged, "+
-		"no runaway, bursts or poison (go doc loadgen, History). Needs --speed > 0 or --clock scenario; at --speed S it holds S× as much baseline")
 	scale := fs.Float64("scale", 1, "multiply every caller's request rate")
 	manifest := fs.String("manifest", "", "write a JSON manifest of what was produced to this file")
 	out := fs.String("out", "", "write messages to this file ('-': stdout) instead of Kafka, one per line")
@@ -125,15 +168,23 @@ func run(ctx context.Context, cmd string, args []string) error {
 	lz4Sum := fs.Bool("lz4-content-checksum", true, "write LZ4 batches with the frame's content checksum, as kafka-go does (false: without it, as the Java client does; see docs/performance.md)")
 	batch := fs.Int("batch", 1000, "kafka-go writer batch size")
 	pad := fs.Int("pad-bytes", 0, "add a top-level \"x_pad\" field of this many bytes to every valid event (ignored by decoders; for measuring large messages)")
-	events := fs.Int64("events", 1_000_000, "flood: messages to send")
-	scenario := fs.String("scenario", "steady", "flood: scenario to loop")
+	if paced {
+		fs.Float64Var(speed, "speed", 1, "run scenario time this many times faster than real time")
+		fs.Int64Var(maxEvents, "max-events", 0, "stop after this many messages (0: no bound)")
+		fs.DurationVar(history, "history", 0, "first publish this much of the scenario's baseline, observed from this long ago up to the scenario's start, as fast as Kafka takes it "+
+			"(e.g. 1h). Baseline: first phase's rates, retry policies kept, no overload/limit/bare500 fault, gateways pass replies unchanged, "+
+			"no runaway, bursts or poison (go doc loadgen, History). Needs --speed > 0 or --clock scenario; at --speed S it holds S× as much baseline")
+	} else {
+		fs.Int64Var(events, "events", 1_000_000, "messages to send")
+		fs.StringVar(scenario, "scenario", "steady", "scenario to loop")
+	}
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil
 			}
-			return err
+			return errUsage
 		}
 		if fs.NArg() == 0 {
 			break

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,7 +37,7 @@ func TestRunHistoryFlagFakeProducer(t *testing.T) {
 	}
 	before := time.Now()
 	err := run(context.Background(), "run", []string{"--history", "10m", "--speed", "4", "--progress", "0",
-		"--out", out, "--manifest", manifest, scen})
+		"--out", out, "--manifest", manifest, scen}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,12 +90,66 @@ func TestRunHistoryFlagFakeProducer(t *testing.T) {
 	}
 }
 
-// TestHistoryFlagRefusedUnpaced: a flood runs unpaced, so --history is
-// refused with the reason.
+// TestHistoryFlagRefusedUnpaced: a flood runs unpaced, so it has no
+// --history: refused as a flag it does not have (exit 2), and its help
+// does not list it.
 func TestHistoryFlagRefusedUnpaced(t *testing.T) {
-	err := run(context.Background(), "flood", []string{"--history", "1h", "--events", "10", "--progress", "0",
-		"--out", filepath.Join(t.TempDir(), "out.jsonl")})
-	if err == nil || !strings.Contains(err.Error(), "paced run") {
-		t.Fatalf("flood --history 1h: error %v; want one saying a history needs a paced run", err)
+	var out, errb bytes.Buffer
+	code := cli(context.Background(), []string{"flood", "--history", "1h", "--events", "10", "--progress", "0",
+		"--out", filepath.Join(t.TempDir(), "out.jsonl")}, &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "flag provided but not defined: -history") {
+		t.Fatalf("flood --history 1h: exit %d, want 2 naming the flag:\n%s", code, errb.String())
+	}
+}
+
+// TestHelpListsCommandsAndOwnFlags: loadgen's help names every command,
+// and each command's -h lists its own flags and not the others': run and
+// demo are paced (--speed, --history, --max-events), flood is not
+// (--events, --scenario); drop-topics has only its two; list has none.
+// Help exits 0, and no flag help says "Usage of".
+func TestHelpListsCommandsAndOwnFlags(t *testing.T) {
+	line := func(names ...string) []string {
+		out := make([]string, len(names))
+		for i, n := range names {
+			out[i] = "\n  -" + n + " "
+		}
+		return out
+	}
+	common := line("kafka.brokers", "kafka.topic", "out", "manifest", "body-form", "batch")
+	paced := line("speed", "history", "max-events")
+	flood := line("events", "scenario")
+	commands := []string{"loadgen run SCENARIO", "loadgen demo", "loadgen flood", "loadgen list", "loadgen drop-topics"}
+	for _, c := range []struct {
+		args      []string
+		want, not []string
+	}{
+		{[]string{"--help"}, commands, append(common, "Usage of")},
+		{[]string{"help"}, commands, common},
+		{[]string{"run", "-h"}, append(append([]string{"usage: loadgen run SCENARIO"}, common...), paced...), append(flood, "Usage of")},
+		{[]string{"demo", "-h"}, append(append([]string{"usage: loadgen demo"}, common...), paced...), append(flood, "Usage of")},
+		{[]string{"flood", "-h"}, append(append([]string{"usage: loadgen flood"}, common...), flood...), append(paced, "Usage of")},
+		{[]string{"drop-topics", "-h"}, append([]string{"usage: loadgen drop-topics"}, line("kafka.brokers", "prefix")...),
+			append(append(line("kafka.topic", "out"), paced...), "Usage of")},
+		{[]string{"list", "-h"}, []string{"usage: loadgen list", "no flags"}, append(common, "INVALID", "steady")},
+	} {
+		var out, errb bytes.Buffer
+		code := cli(context.Background(), c.args, &out, &errb)
+		got := out.String() + errb.String()
+		if code != 0 {
+			t.Errorf("loadgen %v: exit %d, want 0", c.args, code)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("loadgen %v: lacks %q", c.args, w)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(got, n) {
+				t.Errorf("loadgen %v: shows %q, which is not its own", c.args, n)
+			}
+		}
+		if t.Failed() {
+			t.Fatalf("loadgen %v printed:\n%s", c.args, got)
+		}
 	}
 }

@@ -33,6 +33,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
+
+	"github.com/errtrail/errtrail/emit"
 )
 
 func main() {
@@ -44,7 +47,7 @@ func main() {
 
 // run reads the settings and proxies until ctx ends. It returns the exit
 // status: 0 after a clean stop or --help, 1 when serving failed, 2 for bad
-// flags or settings.
+// flags or settings (a --kafka.topic the brokers do not have included).
 func run(ctx context.Context, args []string, stderr io.Writer) int {
 	o, err := parseFlags(args, stderr)
 	var shown shownError
@@ -58,9 +61,26 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	}
 	log := newLogger(o, stderr)
+	if err := checkTopic(ctx, o); err != nil {
+		fmt.Fprintln(stderr, "tap:", err)
+		return 2
+	}
 	if err := serve(ctx, o, log, nil); err != nil {
 		log.Error("tap failed", "err", err)
 		return 1
 	}
 	return 0
+}
+
+// checkTopic refuses a topic the brokers say does not exist: every event
+// would be dropped, and topics are not created for you. Kafka that cannot
+// be reached (within 10s) is no reason not to start: the tap proxies and
+// counts the drops, as it does when Kafka goes down later.
+func checkTopic(ctx context.Context, o *options) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := emit.CheckTopic(ctx, emit.PublisherConfig{Brokers: o.brokers, Topic: o.topic}); errors.Is(err, emit.ErrTopicMissing) {
+		return err
+	}
+	return nil
 }
