@@ -1,0 +1,151 @@
+package parse
+
+// This file is the one table of conformance rules: one row per Finding,
+// holding everything errtrail says about it — the seed (or spec) sentence
+// it checks, whether that sentence is a MUST or a SHOULD, a title, when the
+// decoder raises it and what the agent team should change. The decoder's
+// findings (the constants in findings.go, raised in classify.go), the
+// story's guide (lookup.GuideFor), the conformance report (report/), the
+// per-reply check (conformance/, `errtrail check`) and docs/record.md's
+// Findings table all read these rows; rules_test.go holds them equal.
+//
+// A rule's Name is stored in the errors table's findings column: never
+// rename one.
+
+// Level is how strongly the sentence a rule checks binds the agent.
+type Level string
+
+const (
+	// LevelMust: the sentence says MUST, must, never, required, or states
+	// the format as the protocol's own. A broken MUST is a violation.
+	LevelMust Level = "MUST"
+	// LevelShould: a recommendation (the seed says should, recommends, or
+	// explains why). A broken SHOULD is advice, not a violation.
+	LevelShould Level = "SHOULD"
+)
+
+// Rule is one conformance rule.
+type Rule struct {
+	Name     Finding // the finding id, stored data: stable
+	Seed     string  // "000", "002", "003", "004"; "" when the rule is not from a seed (Source names it)
+	Source   string  // where Sentence comes from: "Seed 002", "RFC 8259 §4", …
+	Sentence string  // the sentence it checks, quoted word for word from Source
+	Level    Level
+	Title    string // a short title for the agent team
+	When     string // when the decoder raises it (docs/record.md, "Raised when")
+	Change   string // what the agent team should change
+}
+
+// Checks is the rule's sentence with its source, as guides and reports show it.
+func (r *Rule) Checks() string { return r.Source + `: "` + r.Sentence + `"` }
+
+// Rules is the table, in documentation order.
+var Rules = [...]Rule{
+	{FindRetryDelayMissing, "002", "Seed 002", "Send that delay explicitly rather than making every client guess with exponential backoff.", LevelShould,
+		"A rate limit without a delay",
+		"kind quota and no delay anywhere",
+		"Put the time until the limiter admits this caller again in every quota rejection: google.rpc.RetryInfo retryDelay in the details and Retry-After in seconds on HTTP (AAP: details.retry_after_ms), computed from the limiter's state."},
+	{FindRetryDelayZero, "002", "Seed 002", "Round the delay up to whole seconds, and never send zero", LevelShould,
+		"A rate limit that asks for no wait",
+		"kind quota and the delay is 0",
+		"Round the delay up to at least one whole second; a zero delay invites an immediate retry that is rejected again."},
+	{FindRetryAfterHeaderMissing, "000", "Seed 000", "an HTTP 429 MUST include `Retry-After`", LevelMust,
+		"HTTP 429 without Retry-After",
+		"HTTP 429 without `Retry-After`",
+		"Send a Retry-After header (seconds) with every 429, repeating the delay of the body for clients and proxies that never read bodies."},
+	{FindAAPRetryAfterMSMissing, "000", "Seed 000", "A typed `RATE_LIMITED` MUST include `details.retry_after_ms`", LevelMust,
+		"AAP RATE_LIMITED without retry_after_ms",
+		"AAP `RATE_LIMITED` payload without `details.retry_after_ms`",
+		"Add details.retry_after_ms to the aap.error payload of every RATE_LIMITED reply."},
+	{FindErrorInfoMissing, "003", "Seed 003", "For an A2A error, an implementation must put a `google.rpc.ErrorInfo` object in the `details` array.", LevelMust,
+		"A2A error without ErrorInfo",
+		"A2A HTTP+JSON or gRPC error without ErrorInfo",
+		"Add a google.rpc.ErrorInfo detail with the error's reason and your domain to every HTTP+JSON and gRPC error, so clients decide on the reason rather than the status."},
+	{FindReservedDomain, "002", "Seed 002", "the a2a-protocol.org domain is reserved for A2A's own errors", LevelMust,
+		"Own reason in the a2a-protocol.org domain",
+		"domain `a2a-protocol.org` with a reason that is not an A2A error",
+		"Use your own domain (for example agents.example.com) in ErrorInfo for reasons that are not A2A errors; keep a2a-protocol.org for the nine A2A errors."},
+	{FindUnassignedA2ACode, "002", "Seed 002", "There is no A2A-specific rate-limit error, so do not invent one: codes -32010 and above are unassigned and a later revision may take them.", LevelMust,
+		"Unassigned A2A JSON-RPC code",
+		"A2A JSON-RPC code in -32010…-32099",
+		"Do not invent A2A codes: use a standard code (-32603 for a rate limit, as the spec's example) and put the meaning in typed error.data details."},
+	{FindStatusBodyMismatch, "002", "Seed 002", "Gateways sometimes strip bodies or rewrite 429 to 502.", LevelMust,
+		"HTTP status and body disagree",
+		"the HTTP status differs from the status the body states (Status `code`, problem `status`, PAP code's status, AgentRelay symbol's status), or a typed rate limit behind a 5xx other than 503",
+		"Make the HTTP status match the status the body states, and check every gateway and proxy in front of the agent: send a rejection end to end in staging and assert the status, reason and delay arrive unchanged."},
+	{FindBodyMissing, "002", "Seed 002", "Either way the body must carry everything.", LevelMust,
+		"Error reply without a body",
+		"HTTP ≥ 400 with an empty body",
+		"Return the error body (JSON-RPC error, google.rpc.Status or aap.error) with every 4xx and 5xx; if the agent does, find the gateway that strips it."},
+	{FindRateLimitNotRetryable, "002", "Seed 002", "Then the answer is always no, and the retry is safe.", LevelShould,
+		"Rate limit marked not retryable",
+		"kind quota and the reply says `retryable: false`",
+		"Mark rate-limit rejections retryable (they are decided at admission, before any side effect; AAP's RATE_LIMITED defaults to true), or use a code that is not a rate limit if the caller must not retry."},
+	{FindUntyped5xx, "002", "Seed 002", "Against an agent that returns a bare 500, the client cannot tell a quota from a crash.", LevelShould,
+		"Bare server error",
+		"5xx, -32603, gRPC INTERNAL/UNKNOWN without a typed reason (not overload)",
+		"Return a typed reason with every server error: ErrorInfo (or an aap.error, an AgentRelay symbol) that says whether it is a quota, an overload or a crash; a quota should be 429 / RESOURCE_EXHAUSTED, an overload 503 / UNAVAILABLE."},
+	{FindValidationWithoutFields, "000", "Seed 000", "Validation errors MUST list every currently detectable problem in `details.errors[]`.", LevelMust,
+		"Validation error that names no field",
+		"an AAP validation code without `details.errors[]`, or A2A invalid params without BadRequest",
+		"List every invalid field with its location and the constraint it breaks (AAP details.errors[] with instanceLocation and keyword, or google.rpc.BadRequest fieldViolations), never the submitted value."},
+	{FindEchoesSecret, "000", "Seed 000", "Never echo customer values, credentials or internal stack traces.", LevelMust,
+		"Reply echoes a secret or customer value",
+		"redaction replaced something in the message or a field description",
+		"Remove credentials, tokens and customer values (e-mail addresses, phone numbers) from error messages and field descriptions; name the field instead of quoting what was sent."},
+	{FindGRPCDetailsMismatch, "", "REFERENCE §3c", "a details code that differs from `grpc-status` must not be trusted", LevelShould,
+		"gRPC details disagree with grpc-status",
+		"`grpc-status-details-bin` unparseable or with a code other than `grpc-status` (details then ignored)",
+		"Send a grpc-status-details-bin whose google.rpc.Status code equals grpc-status, and make sure it parses; clients ignore details that contradict the status."},
+	{FindResourceExhaustedUntyped, "002", "Seed 002", "A client must not treat every RESOURCE_EXHAUSTED as a rate limit; it should check for your ErrorInfo reason", LevelShould,
+		"RESOURCE_EXHAUSTED without a limiter reason",
+		"gRPC RESOURCE_EXHAUSTED without a limiter ErrorInfo",
+		"When your limiter rejects a call with RESOURCE_EXHAUSTED, add the ErrorInfo reason (e.g. RATE_LIMIT_EXCEEDED in your domain) and RetryInfo; without them clients must treat it as gRPC's local, non-retryable error."},
+	{FindAAPCodeNotInMetadata, "000", "Seed 000", "Duplicate the code in metadata for SDKs that omit `reason`.", LevelMust,
+		"AAP code missing from ErrorInfo metadata",
+		"AAP over A2A with an ErrorInfo lacking metadata `code`",
+		"Copy the AAP code into the ErrorInfo metadata key \"code\" (with error_id, retryable and created_at)."},
+	{FindAAPErrorInfoNotFirst, "000", "Seed 000", "JSON-RPC error, standard `ErrorInfo` first in `error.data[]`", LevelMust,
+		"AAP ErrorInfo not first",
+		"AAP over A2A with the ErrorInfo not first in the details",
+		"Put the google.rpc.ErrorInfo first in error.data[], before the aap.error Struct and any other detail."},
+	{FindDuplicateKey, "", "RFC 8259 §4", "The names within an object SHOULD be unique.", LevelShould,
+		"A member appears twice in the body",
+		"a top-level member of the body appears twice",
+		"Emit each member of the error object once: readers disagree on which copy wins. The serializer or a middleware that merges objects is writing it twice."},
+	{FindActivationHintMissing, "000", "Seed 000", "An activation error MUST name both the exact required extension URI and `A2A-Extensions` in its message.", LevelMust,
+		"Activation error without its recovery hint",
+		"`EXTENSION_SUPPORT_REQUIRED` whose message lacks `A2A-Extensions` or the extension URI, or without `extensionUri` metadata",
+		"Name the exact extension URI and the A2A-Extensions header in the message of EXTENSION_SUPPORT_REQUIRED, and set the ErrorInfo metadata extensionUri and requiredHeader."},
+	{FindDebugInfoExposed, "000", "Seed 000", "Never echo customer values, credentials or internal stack traces.", LevelMust,
+		"Stack trace sent to the caller",
+		"a `google.rpc.DebugInfo` detail",
+		"Drop google.rpc.DebugInfo (stack entries, internal detail) from replies to callers; log it on the agent's side with the error id instead."},
+}
+
+// AllFindings lists every Finding in documentation order (the table's).
+var AllFindings = func() []Finding {
+	out := make([]Finding, len(Rules))
+	for i := range Rules {
+		out[i] = Rules[i].Name
+	}
+	return out
+}()
+
+var ruleIndex = func() map[Finding]int {
+	m := make(map[Finding]int, len(Rules))
+	for i := range Rules {
+		m[Rules[i].Name] = i
+	}
+	return m
+}()
+
+// RuleOf returns the row of a finding id; ok is false for an id this build
+// does not know (a row written by a newer ingester).
+func RuleOf(name Finding) (r *Rule, ok bool) {
+	i, ok := ruleIndex[name]
+	if !ok {
+		return nil, false
+	}
+	return &Rules[i], true
+}
