@@ -334,6 +334,7 @@ func (d *Decoder) findings(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 	if rec.HTTPStatus == 429 && h.retryAfter == "" {
 		rec.addFinding(FindRetryAfterHeaderMissing)
 	}
+	d.limitFindings(h, f, rec)
 	if rec.Protocol == ProtocolAAP && rec.Code == "RATE_LIMITED" && f.aap.found && f.aap.retryAfterMS < 0 {
 		rec.addFinding(FindAAPRetryAfterMSMissing)
 	}
@@ -385,6 +386,45 @@ func (d *Decoder) findings(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 	}
 	if f.debugInfo {
 		rec.addFinding(FindDebugInfoExposed)
+	}
+}
+
+// limitFindings checks a rate limit or an overload against seed 002: the
+// header repeats the body's delay, a quota is 429 / RESOURCE_EXHAUSTED and
+// an overload 503 / UNAVAILABLE, and an A2A 429 carries RetryInfo.
+func (d *Decoder) limitFindings(h *hdrInfo, f *facts, rec *Record) {
+	// Retry-After in seconds against the body's delay, rounded up to whole
+	// seconds as seed 002 says to send it. An HTTP-date Retry-After is
+	// allowed and not compared.
+	if h.retryAfter != "" && isDigits(h.retryAfter) {
+		body := int64(-1)
+		switch {
+		case f.retryInfo:
+			body = f.retryInfoMS
+		case f.aap.retryAfterMS >= 0:
+			body = f.aap.retryAfterMS
+		case f.relayRetryMS >= 0:
+			body = f.relayRetryMS
+		}
+		if sec, ok := parseIntPrefix([]byte(h.retryAfter)); ok && body >= 0 && sec != (body+999)/1000 {
+			rec.addFinding(FindRetryDelayDisagree)
+		}
+	}
+	if rec.Typed {
+		switch rec.Kind {
+		case KindQuota:
+			if rec.HTTPStatus == 503 || rec.GRPCCode == grpcUnavailable {
+				rec.addFinding(FindQuotaOverloadSwapped)
+			}
+		case KindOverload:
+			if rec.HTTPStatus == 429 || rec.GRPCCode == grpcResourceExhausted {
+				rec.addFinding(FindQuotaOverloadSwapped)
+			}
+		}
+	}
+	if rec.Protocol == ProtocolA2A && rec.Kind == KindQuota && !f.retryInfo &&
+		(rec.HTTPStatus == 429 || rec.GRPCCode == grpcResourceExhausted) {
+		rec.addFinding(FindRetryInfoMissing)
 	}
 }
 

@@ -35,5 +35,8 @@ const (
 	FindAAPMetadataIncomplete    Finding = "aap_metadata_incomplete"
 	FindAAPPayloadNotStruct      Finding = "aap_payload_not_struct"
 	FindAAPJSONRPCCodeMismatch   Finding = "aap_jsonrpc_code_mismatch"
+	FindRetryDelayDisagree       Finding = "retry_delay_disagree"
+	FindQuotaOverloadSwapped     Finding = "quota_overload_swapped"
+	FindRetryInfoMissing         Finding = "retry_info_missing"
 	FindDebugInfoExposed         Finding = "debug_info_exposed"
 )

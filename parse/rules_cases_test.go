@@ -41,6 +41,31 @@ var (
 			`"content":[{"type":"text","text":"{\"type\":\"aap.error\",\"error_id\":\"error_example_002\",\"code\":\"SCHEMA_VALIDATION_FAILED\",\"message\":\"The request does not match the schema.\",\"retryable\":false,\"details\":{\"errors\":[{\"instanceLocation\":\"/filters/year\",\"keyword\":\"type\",\"error\":\"Must be an integer.\"}]},\"created_at\":\"2026-10-24T15:00:00Z\"}"}]}}`)
 )
 
+// Seed 002's replies: the HTTP+JSON and JSON-RPC quota rejections, an
+// overload, and a PAP throttle.
+var (
+	twinRest429 = httpRaw("429 Too Many Requests", "Retry-After: 12\r\n",
+		`{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"Caller orchestrator-7 exceeded 60 SendMessage calls per minute","details":[`+
+			`{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"RATE_LIMIT_EXCEEDED","domain":"agents.example.com","metadata":{"policy":"per-caller","scope":"caller","method":"SendMessage"}},`+
+			`{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"12s"},`+
+			`{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"subject":"caller:orchestrator-7","description":"60 requests per 60 s"}]}]}}`)
+	twinJSONRPC429 = httpRaw("429 Too Many Requests", "Retry-After: 12\r\n",
+		`{"jsonrpc":"2.0","id":"req-41","error":{"code":-32603,"message":"Rate limit exceeded","data":[`+
+			`{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"RATE_LIMIT_EXCEEDED","domain":"agents.example.com","metadata":{"policy":"per-caller","scope":"caller"}},`+
+			`{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"11.2s"}]}}`)
+	// An HTTP-date Retry-After is allowed (seed 000, seed 002): not compared.
+	twinJSONRPC429Date = httpRaw("429 Too Many Requests", "Retry-After: Sun, 30 Nov 2025 08:00:12 GMT\r\n",
+		`{"jsonrpc":"2.0","id":"req-41","error":{"code":-32603,"message":"Rate limit exceeded","data":[`+
+			`{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"RATE_LIMIT_EXCEEDED","domain":"agents.example.com","metadata":{"policy":"per-caller","scope":"caller"}},`+
+			`{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"12s"}]}}`)
+	twinRest503 = httpRaw("503 Service Unavailable", "Retry-After: 30\r\n",
+		`{"error":{"code":503,"status":"UNAVAILABLE","message":"Agent is overloaded","details":[`+
+			`{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"AGENT_OVERLOADED","domain":"agents.example.com","metadata":{"policy":"concurrency","scope":"agent"}},`+
+			`{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"30s"}]}}`)
+	twinPAP429 = httpRaw("429 Too Many Requests", "Retry-After: 30\r\n",
+		`{"type":"aap.error","error_id":"err_01HZ9RATE03","code":"RATE_LIMITED","message":"Per-key rate limit exceeded.","retryable":true,"details":{"retry_after_ms":30000},"created_at":"2026-04-30T10:16:00Z"}`)
+)
+
 // ruleCase is one violating reply: the twin with old replaced by new.
 type ruleCase struct {
 	rule     Finding
@@ -50,6 +75,16 @@ type ruleCase struct {
 }
 
 var ruleCases = []ruleCase{
+	{FindRetryDelayDisagree, "rest-header-5-body-12s", twinRest429, "Retry-After: 12", "Retry-After: 5"},
+	{FindRetryDelayDisagree, "jsonrpc-header-30-body-11.2s", twinJSONRPC429, "Retry-After: 12", "Retry-After: 30"},
+	{FindRetryDelayDisagree, "pap-header-5-body-30000ms", twinPAP429, "Retry-After: 30", "Retry-After: 5"},
+	{FindQuotaOverloadSwapped, "rest-quota-503", twinRest429, `429 Too Many Requests`, `503 Service Unavailable`},
+	{FindQuotaOverloadSwapped, "rest-quota-status-unavailable", twinRest429, `"code":429,"status":"RESOURCE_EXHAUSTED"`, `"code":429,"status":"UNAVAILABLE"`},
+	{FindQuotaOverloadSwapped, "rest-overload-429", twinRest503, `503 Service Unavailable`, `429 Too Many Requests`},
+	{FindQuotaOverloadSwapped, "rest-overload-resource-exhausted", twinRest503, `"status":"UNAVAILABLE"`, `"status":"RESOURCE_EXHAUSTED"`},
+	{FindQuotaOverloadSwapped, "jsonrpc-quota-503", twinJSONRPC429, `429 Too Many Requests`, `503 Service Unavailable`},
+	{FindRetryInfoMissing, "rest-429-no-retryinfo", twinRest429, `{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"12s"},`, ``},
+	{FindRetryInfoMissing, "jsonrpc-429-no-retryinfo", twinJSONRPC429Date, `,{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"12s"}`, ``},
 	{FindAAPRequiredMissing, "pap-no-created_at", twinPAP, `,"created_at":"2026-10-24T15:00:00Z"`, ``},
 	{FindAAPRequiredMissing, "a2a-struct-no-error_id", twinA2AThrottle, `"value":{"type":"aap.error","error_id":"err_01HZ9RATE01",`, `"value":{"type":"aap.error",`},
 	{FindAAPRequiredMissing, "mcp-retryable-string", twinMCP, `"retryable":false,"details"`, `"retryable":"false","details"`},
