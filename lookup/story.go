@@ -155,8 +155,11 @@ type Minute struct {
 
 // Finding is one finding of the record, explained for the agent team.
 type Finding struct {
-	Code   string `json:"code"`
-	Title  string `json:"title"`
+	Code  string `json:"code"`
+	Title string `json:"title"`
+	// Level is "MUST" (the reply breaks a rule: a violation) or "SHOULD"
+	// (advice); "" for a finding this build does not know.
+	Level  string `json:"level,omitempty"`
 	Checks string `json:"checks"` // the seed or spec sentence it checks, quoted, with its source
 	Change string `json:"change"` // what the agent team should change
 }

@@ -334,6 +334,7 @@ func (d *Decoder) findings(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 	if rec.HTTPStatus == 429 && h.retryAfter == "" {
 		rec.addFinding(FindRetryAfterHeaderMissing)
 	}
+	d.limitFindings(h, f, rec)
 	if rec.Protocol == ProtocolAAP && rec.Code == "RATE_LIMITED" && f.aap.found && f.aap.retryAfterMS < 0 {
 		rec.addFinding(FindAAPRetryAfterMSMissing)
 	}
@@ -376,13 +377,8 @@ func (d *Decoder) findings(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 	if d.sc.echoed {
 		rec.addFinding(FindEchoesSecret)
 	}
-	if rec.Protocol == ProtocolAAP && f.errInfo {
-		if f.metaCode == "" {
-			rec.addFinding(FindAAPCodeNotInMetadata)
-		}
-		if f.errInfoIndex > 0 {
-			rec.addFinding(FindAAPErrorInfoNotFirst)
-		}
+	if rec.Protocol == ProtocolAAP {
+		d.aapFindings(f, rec)
 	}
 	if f.reason == "EXTENSION_SUPPORT_REQUIRED" &&
 		(!strings.Contains(rec.Message, "A2A-Extensions") || f.metaExtURI == "" || !strings.Contains(rec.Message, f.metaExtURI)) {
@@ -390,6 +386,103 @@ func (d *Decoder) findings(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 	}
 	if f.debugInfo {
 		rec.addFinding(FindDebugInfoExposed)
+	}
+}
+
+// limitFindings checks a rate limit or an overload against seed 002: the
+// header repeats the body's delay, a quota is 429 / RESOURCE_EXHAUSTED and
+// an overload 503 / UNAVAILABLE, and an A2A 429 carries RetryInfo.
+func (d *Decoder) limitFindings(h *hdrInfo, f *facts, rec *Record) {
+	// Retry-After in seconds against the body's delay, rounded up to whole
+	// seconds as seed 002 says to send it. An HTTP-date Retry-After is
+	// allowed and not compared.
+	if h.retryAfter != "" && isDigits(h.retryAfter) {
+		body := int64(-1)
+		switch {
+		case f.retryInfo:
+			body = f.retryInfoMS
+		case f.aap.retryAfterMS >= 0:
+			body = f.aap.retryAfterMS
+		case f.relayRetryMS >= 0:
+			body = f.relayRetryMS
+		}
+		if sec, ok := parseIntPrefix([]byte(h.retryAfter)); ok && body >= 0 && sec != (body+999)/1000 {
+			rec.addFinding(FindRetryDelayDisagree)
+		}
+	}
+	if rec.Typed {
+		switch rec.Kind {
+		case KindQuota:
+			if rec.HTTPStatus == 503 || rec.GRPCCode == grpcUnavailable {
+				rec.addFinding(FindQuotaOverloadSwapped)
+			}
+		case KindOverload:
+			if rec.HTTPStatus == 429 || rec.GRPCCode == grpcResourceExhausted {
+				rec.addFinding(FindQuotaOverloadSwapped)
+			}
+		}
+	}
+	if rec.Protocol == ProtocolA2A && rec.Kind == KindQuota && !f.retryInfo &&
+		(rec.HTTPStatus == 429 || rec.GRPCCode == grpcResourceExhausted) {
+		rec.addFinding(FindRetryInfoMissing)
+	}
+}
+
+// aapFindings checks an AAP reply against seed 000: the aap.error object in
+// every binding, and its A2A encoding (ErrorInfo first with the AAP reason,
+// domain and string metadata; the payload a separate Struct detail; the
+// code's JSON-RPC number).
+func (d *Decoder) aapFindings(f *facts, rec *Record) {
+	if f.aap.found {
+		if f.aap.members&aapRequired != aapRequired {
+			rec.addFinding(FindAAPRequiredMissing)
+		}
+		if c := f.aap.code; c != "" {
+			if spec, ok := aapCodes[c]; !ok || spec.jsonrpc == 0 {
+				rec.addFinding(FindAAPUnknownCode)
+			}
+		}
+		if f.aap.itemBad {
+			rec.addFinding(FindAAPErrorItemIncomplete)
+		}
+	}
+	// The A2A binding: a JSON-RPC error (or its HTTP+JSON / gRPC Status
+	// forms), not an MCP server's protocol error.
+	switch rec.Envelope {
+	case EnvJSONRPCError, EnvRPCStatus, EnvGRPCStatus:
+	default:
+		return
+	}
+	if isMCPMethod(rec.Method) {
+		return
+	}
+	if !f.errInfo || f.errInfoIndex > 0 {
+		rec.addFinding(FindAAPErrorInfoNotFirst)
+	}
+	if f.errInfo {
+		if f.metaCode == "" {
+			rec.addFinding(FindAAPCodeNotInMetadata)
+		}
+		if f.reason != "" && rec.Code != "" && f.reason != rec.Code {
+			rec.addFinding(FindAAPReasonNotCode)
+		}
+		if f.domain != domainAAP {
+			rec.addFinding(FindAAPDomainWrong)
+		}
+		if f.metaNonString {
+			rec.addFinding(FindAAPMetadataNotString)
+		}
+		if f.metaKeys&(metaHasErrorID|metaHasRetryable|metaHasCreatedAt) != metaHasErrorID|metaHasRetryable|metaHasCreatedAt {
+			rec.addFinding(FindAAPMetadataIncomplete)
+		}
+	}
+	if !f.aap.found || f.aap.via != viaStruct {
+		rec.addFinding(FindAAPPayloadNotStruct)
+	}
+	if rec.Envelope == EnvJSONRPCError && rec.HasJSONRPC {
+		if spec, ok := aapCodes[rec.Code]; ok && spec.jsonrpc != 0 && spec.jsonrpc != rec.JSONRPCCode {
+			rec.addFinding(FindAAPJSONRPCCodeMismatch)
+		}
 	}
 }
 

@@ -45,6 +45,11 @@ type facts struct {
 	metaMethod   string
 	metaExtURI   string
 	metaReqHdr   string
+	// metaKeys: which of error_id, retryable, created_at the metadata has
+	// (seed 000's required AAP metadata besides code); metaNonString: a
+	// metadata value that is not a JSON string.
+	metaKeys      uint8
+	metaNonString bool
 
 	retryInfo   bool
 	retryInfoMS int64
@@ -69,8 +74,38 @@ func (f *facts) reset() {
 	*f = facts{errInfoIndex: -1, relayRetryMS: -1, aap: aapInfo{retryAfterMS: -1}}
 }
 
+// Bits of facts.metaKeys.
+const (
+	metaHasErrorID uint8 = 1 << iota
+	metaHasRetryable
+	metaHasCreatedAt
+)
+
+// aapVia is where an aap.error payload was found.
+type aapVia uint8
+
+const (
+	viaOther    aapVia = iota // a body, a tool result, a detail of another type
+	viaStruct                 // a google.protobuf.Struct detail (seed 000's A2A encoding)
+	viaMetadata               // spread into ErrorInfo metadata (a2a-python's wrapping)
+	viaData                   // a JSON-RPC error's data object
+)
+
+// Bits of aapInfo.members: seed 000's required members besides type.
+const (
+	aapHasErrorID uint8 = 1 << iota
+	aapHasCode
+	aapHasMessage
+	aapHasRetryable
+	aapHasCreatedAt
+	aapRequired = aapHasErrorID | aapHasCode | aapHasMessage | aapHasRetryable | aapHasCreatedAt
+)
+
 // aapInfo is an aap.error payload (seed 000; REFERENCE §6a).
 type aapInfo struct {
+	via          aapVia
+	members      uint8 // aapHas* bits of the required members present with their type
+	itemBad      bool  // a details.errors[] item without a JSON Pointer instanceLocation, a keyword or an error
 	found        bool
 	code         string
 	errorID      string
@@ -128,7 +163,7 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 				// a2a-python passes an error's data through as metadata, so an
 				// aap.error payload can arrive there whole.
 				if typ := mv.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
-					d.jsonAAP(mv, f, rec)
+					d.jsonAAP(mv, viaMetadata, f, rec)
 				}
 				mi := mv.object()
 				for {
@@ -191,15 +226,15 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 			body = v
 		}
 		if typ := body.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
-			d.jsonAAP(body, f, rec)
+			d.jsonAAP(body, viaStruct, f, rec)
 		}
 	case tAAPError:
-		d.jsonAAP(v, f, rec)
+		d.jsonAAP(v, viaOther, f, rec)
 	default:
 		// An entry without @type (a2a-rs) or of another type: an aap.error may
 		// still be recognised by its own "type" member.
 		if typ := v.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
-			d.jsonAAP(v, f, rec)
+			d.jsonAAP(v, viaOther, f, rec)
 		}
 	}
 }
@@ -208,6 +243,9 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 // but arrive as other JSON types from some SDKs (REFERENCE §7.10): booleans
 // are read as "true"/"false", objects and numbers are ignored.
 func (d *Decoder) metaEntry(k string, mv jval, f *facts) {
+	if mv.kind != jString {
+		f.metaNonString = true // seed 000: "Its string-valued metadata"
+	}
 	switch mv.kind {
 	case jTrue:
 		d.metaString(k, "true", f)
@@ -226,18 +264,35 @@ func triOf(b bool) Tri {
 }
 
 // jsonAAP reads an aap.error object.
-func (d *Decoder) jsonAAP(v jval, f *facts, rec *Record) {
+func (d *Decoder) jsonAAP(v jval, via aapVia, f *facts, rec *Record) {
 	if f.aap.found {
 		return
 	}
 	a := &d.sc.ar
-	f.aap.found = true
-	f.aap.code = a.str(v.get("code"))
-	f.aap.errorID = a.str(v.get("error_id"))
-	f.aap.message = a.str(v.get("message"))
-	if b, ok := v.get("retryable").boolean(); ok {
+	f.aap.found, f.aap.via = true, via
+	var members uint8
+	if c := v.get("code"); c.kind == jString {
+		f.aap.code = a.str(c)
+		members |= aapHasCode
+	}
+	if c := v.get("error_id"); c.kind == jString {
+		f.aap.errorID = a.str(c)
+		members |= aapHasErrorID
+	}
+	if c := v.get("message"); c.kind == jString {
+		f.aap.message = a.str(c)
+		members |= aapHasMessage
+	}
+	if c := v.get("created_at"); c.kind == jString && len(c.rawStr()) > 0 {
+		members |= aapHasCreatedAt
+	}
+	if rv := v.get("retryable"); rv.kind == jTrue || rv.kind == jFalse {
+		f.aap.retryable = triOf(rv.kind == jTrue)
+		members |= aapHasRetryable
+	} else if b, ok := rv.boolean(); ok { // "true" as a string: read, but not the boolean seed 000 requires
 		f.aap.retryable = triOf(b)
 	}
+	f.aap.members = members
 	det := v.get("details")
 	if det.kind == jObject {
 		if ms, ok := det.get("retry_after_ms").int(); ok {
@@ -254,8 +309,13 @@ func (d *Decoder) jsonAAP(v jval, f *facts, rec *Record) {
 			}
 			f.aap.hasErrors = true
 			// Keep the location and the constraint, never the value.
-			loc := a.str(x.get("instanceLocation"))
-			kw := a.str(x.get("keyword"))
+			lv, kv, ev := x.get("instanceLocation"), x.get("keyword"), x.get("error")
+			loc := a.str(lv)
+			kw := a.str(kv)
+			if lv.kind != jString || (loc != "" && loc[0] != '/') || kv.kind != jString || kw == "" ||
+				ev.kind != jString || len(ev.rawStr()) == 0 {
+				f.aap.itemBad = true
+			}
 			d.addViolation(rec, loc, kw)
 		}
 	}
@@ -420,7 +480,11 @@ func (d *Decoder) metaString(k, v string, f *facts) {
 		f.metaCode = v
 	case "error_id", "errorId":
 		f.metaErrorID = v
+		f.metaKeys |= metaHasErrorID
+	case "created_at":
+		f.metaKeys |= metaHasCreatedAt
 	case "retryable":
+		f.metaKeys |= metaHasRetryable
 		switch v {
 		case "true":
 			f.metaRetry = TriTrue
@@ -448,6 +512,7 @@ func (d *Decoder) pbStructAAP(b []byte, f *facts) {
 		return
 	}
 	var code, errID, msg, typ string
+	var members uint8
 	retry := TriUnknown
 	var retryMS int64 = -1
 	c := pbuf{b: b}
@@ -464,13 +529,27 @@ func (d *Decoder) pbStructAAP(b []byte, f *facts) {
 			typ = s
 		case "code":
 			code = s
+			if kind == 3 {
+				members |= aapHasCode
+			}
 		case "error_id":
 			errID = s
+			if kind == 3 {
+				members |= aapHasErrorID
+			}
 		case "message":
 			msg = s
+			if kind == 3 {
+				members |= aapHasMessage
+			}
+		case "created_at":
+			if kind == 3 && s != "" {
+				members |= aapHasCreatedAt
+			}
 		case "retryable":
 			if kind == 4 {
 				retry = triOf(bv)
+				members |= aapHasRetryable
 			}
 		case "details":
 			if kind == 5 {
@@ -481,7 +560,7 @@ func (d *Decoder) pbStructAAP(b []byte, f *facts) {
 	if typ != tAAPError {
 		return
 	}
-	f.aap = aapInfo{found: true, code: code, errorID: errID, message: msg, retryable: retry, retryAfterMS: retryMS}
+	f.aap = aapInfo{found: true, via: viaStruct, members: members, code: code, errorID: errID, message: msg, retryable: retry, retryAfterMS: retryMS}
 }
 
 func firstNonEmpty(ss ...string) string {

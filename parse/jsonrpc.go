@@ -46,7 +46,7 @@ func (d *Decoder) jsonrpcError(e jval, f *facts, rec *Record) *DecodeError {
 		d.jsonDetails(data, f, rec)
 	case jObject:
 		if typ := data.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
-			d.jsonAAP(data, f, rec)
+			d.jsonAAP(data, viaData, f, rec)
 			break
 		}
 		if sym := data.get("code"); sym.kind == jString {
@@ -83,7 +83,7 @@ func (d *Decoder) jsonrpcResult(res jval, f *facts, rec *Record) *DecodeError {
 		sc := res.get("structuredContent")
 		if sc.kind == jObject {
 			if typ := sc.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
-				d.jsonAAP(sc, f, rec)
+				d.jsonAAP(sc, viaOther, f, rec)
 			}
 		}
 		// The text content repeats the error; use it when nothing structured was given.
@@ -105,7 +105,7 @@ func (d *Decoder) jsonrpcResult(res jval, f *facts, rec *Record) *DecodeError {
 			if pv, err := d.parseJSON(tb, "reply.body.result.content"); err == nil {
 				if pv.kind == jObject {
 					if typ := pv.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
-						d.jsonAAP(pv, f, rec)
+						d.jsonAAP(pv, viaOther, f, rec)
 					}
 				}
 			}

@@ -201,7 +201,7 @@ func (d *Decoder) jsonBody(v jval, h *hdrInfo, f *facts, rec *Record) *DecodeErr
 		return d.relayFrame(t.typ, t.payload, f, rec)
 	case t.typ.kind == jString && string(t.typ.rawStr()) == tAAPError:
 		rec.Envelope = EnvAAPError
-		d.jsonAAP(v, f, rec)
+		d.jsonAAP(v, viaOther, f, rec)
 		rec.Message = d.redactStr(f.aap.message)
 		return nil
 	case isProblem(h, &t):
@@ -229,7 +229,7 @@ func (d *Decoder) jsonBody(v jval, h *hdrInfo, f *facts, rec *Record) *DecodeErr
 			d.jsonDetails(t.data, f, rec)
 		case jObject: // an aap.error passed through as the error's data, as in a JSON-RPC error
 			if typ := t.data.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
-				d.jsonAAP(t.data, f, rec)
+				d.jsonAAP(t.data, viaData, f, rec)
 			}
 		}
 		return nil

@@ -168,30 +168,33 @@ type aapCode struct {
 	retry      Tri  // default when the payload's retryable is absent
 	http       int  // PAP's HTTP status (seed 000); 0 where the seed maps none
 	validation bool // a validation error: must carry details.errors[]
+	// jsonrpc is the A2A numeric mapping of seed 000's code reference; 0
+	// for a code that is not in seed 000's table (an older version's).
+	jsonrpc int
 }
 
 // aapCodes is the union of the AAP v3.0 table (seed 000) and the public v1.x
 // tables (REFERENCE §6a), keyed by the payload's code. The JSON-RPC numbers
-// differ between versions and are not kept: the payload's code is what
-// decides.
+// are seed 000's (v1.x numbered some codes differently): the payload's code
+// decides the kind, the number only raises aap_jsonrpc_code_mismatch.
 var aapCodes = map[string]aapCode{
-	"UNSUPPORTED_SKILL":            {KindUnsupported, TriFalse, 404, false},
-	"UNSUPPORTED_FILTER":           {KindInvalid, TriFalse, 422, true},
-	"UNSUPPORTED_SORT":             {KindInvalid, TriFalse, 422, true},
-	"INVALID_CURSOR":               {KindInvalid, TriFalse, 422, false},
-	"SCHEMA_VALIDATION_FAILED":     {KindInvalid, TriFalse, 422, true},
-	"MISSING_REQUIRED_FIELD":       {KindInvalid, TriFalse, 422, true},
-	"INVALID_CONDITION":            {KindInvalid, TriFalse, 422, true},
-	"DEALER_NOT_FOUND":             {KindNotFound, TriFalse, 404, false},
-	"VEHICLE_NOT_FOUND":            {KindNotFound, TriFalse, 404, false},
-	"VEHICLE_UNAVAILABLE":          {KindConflict, TriFalse, 409, false},
-	"CONTACT_CONSENT_REQUIRED":     {KindAuth, TriFalse, 403, false},
-	"INVALID_CONSENT":              {KindAuth, TriFalse, 403, false},
-	"APPOINTMENT_TIME_UNAVAILABLE": {KindConflict, TriFalse, 409, false},
-	"IDEMPOTENCY_CONFLICT":         {KindConflict, TriFalse, 409, false},
-	"RATE_LIMITED":                 {KindQuota, TriTrue, 429, false},
-	"INTERNAL_ERROR":               {KindInternal, TriTrue, 500, false},
-	"AUTH_REQUIRED":                {KindAuth, TriFalse, 0, false}, // v0.1 only
+	"UNSUPPORTED_SKILL":            {KindUnsupported, TriFalse, 404, false, -32602},
+	"UNSUPPORTED_FILTER":           {KindInvalid, TriFalse, 422, true, -32602},
+	"UNSUPPORTED_SORT":             {KindInvalid, TriFalse, 422, true, -32602},
+	"INVALID_CURSOR":               {KindInvalid, TriFalse, 422, false, -32602},
+	"SCHEMA_VALIDATION_FAILED":     {KindInvalid, TriFalse, 422, true, -32602},
+	"MISSING_REQUIRED_FIELD":       {KindInvalid, TriFalse, 422, true, -32602},
+	"INVALID_CONDITION":            {KindInvalid, TriFalse, 422, true, -32602},
+	"DEALER_NOT_FOUND":             {KindNotFound, TriFalse, 404, false, -32000},
+	"VEHICLE_NOT_FOUND":            {KindNotFound, TriFalse, 404, false, -32000},
+	"VEHICLE_UNAVAILABLE":          {KindConflict, TriFalse, 409, false, -32000},
+	"CONTACT_CONSENT_REQUIRED":     {KindAuth, TriFalse, 403, false, -32000},
+	"INVALID_CONSENT":              {KindAuth, TriFalse, 403, false, -32000},
+	"APPOINTMENT_TIME_UNAVAILABLE": {KindConflict, TriFalse, 409, false, -32000},
+	"IDEMPOTENCY_CONFLICT":         {KindConflict, TriFalse, 409, false, -32000},
+	"RATE_LIMITED":                 {KindQuota, TriTrue, 429, false, -32000},
+	"INTERNAL_ERROR":               {KindInternal, TriTrue, 500, false, -32603},
+	"AUTH_REQUIRED":                {KindAuth, TriFalse, 0, false, 0}, // v0.1 only: not in seed 000's table
 }
 
 // relaySymbols is the AgentRelay table (seed 004): symbol → JSON-RPC code,

@@ -206,7 +206,7 @@ func build(agent string, from, to time.Time, parts []partRow) *Report {
 			if g.Title != "" {
 				rule.Title = g.Title
 			}
-			rule.Checks, rule.Change = g.Checks, g.Change
+			rule.Level, rule.Checks, rule.Change = g.Level, g.Checks, g.Change
 		}
 		if rep.Replies > 0 {
 			rule.Share = float64(rule.Replies) / float64(rep.Replies)

@@ -120,3 +120,25 @@ func TestBadRanges(t *testing.T) {
 		t.Errorf("bad database: %v; want a configuration error", err)
 	}
 }
+
+// TestBuildRuleLevel: each broken rule carries its level from parse.Rules,
+// so the report tells a violation (MUST) from advice (SHOULD); a code this
+// build does not know has none.
+func TestBuildRuleLevel(t *testing.T) {
+	from := time.Unix(1_700_000_000, 0).UTC()
+	r := build("a", from, from.Add(time.Hour), merge([]partRow{
+		{"a", "agent", "", 3, 3, "", "", 0},
+		{"a", "agent", "body_missing", 1, 0, "e1", "", 1},
+		{"a", "agent", "untyped_5xx", 1, 0, "e2", "", 1},
+		{"a", "agent", "a_newer_code", 1, 0, "e3", "", 1},
+	}))
+	want := map[string]string{"body_missing": "MUST", "untyped_5xx": "SHOULD", "a_newer_code": ""}
+	if len(r.Rules) != len(want) {
+		t.Fatalf("rules %+v", r.Rules)
+	}
+	for _, rule := range r.Rules {
+		if lv, ok := want[rule.Code]; !ok || rule.Level != lv {
+			t.Errorf("rule %s: level %q; want %q", rule.Code, rule.Level, lv)
+		}
+	}
+}

@@ -1,7 +1,8 @@
 // Package report builds the conformance report of an agent: which rules of
 // its protocol its error replies break, how often, and what to change.
 //
-// A rule is a parse.Finding. For one agent (or every agent) and a range
+// A rule is a parse.Finding, one row of parse.Rules; each Rule carries the
+// row's level: a broken MUST is a violation, a broken SHOULD is advice. For one agent (or every agent) and a range
 // [from, to) of at most MaxRange, a Report counts the agent's error replies,
 // and for each rule broken at least once the replies that break it, their
 // share, one example reply (event_id, and error_id when one of them has one)

@@ -30,8 +30,11 @@ type Report struct {
 
 // Rule is one rule the agent's replies break.
 type Rule struct {
-	Code           string  `json:"code"` // the finding code (parse.Finding)
-	Title          string  `json:"title"`
+	Code  string `json:"code"` // the finding code (parse.Finding)
+	Title string `json:"title"`
+	// Level is the rule's level (parse.Rules): "MUST", a violation, or
+	// "SHOULD", advice; "" for a code this build does not know.
+	Level          string  `json:"level,omitempty"`
 	Replies        int64   `json:"replies"` // replies that break it
 	Share          float64 `json:"share"`   // of the agent's error replies
 	ExampleEventID string  `json:"example_event_id"`

@@ -5,6 +5,7 @@
 //	errtrail lookup ID [flags]      the story of one error reply
 //	errtrail report [AGENT] [flags] an agent's conformance report (every agent without one)
 //	errtrail serve [flags]          the same as an HTTP API (/v1/) and web pages (/)
+//	errtrail check [--json] FILE... the rules captured replies break (no server needed)
 //
 // It is a binary of its own, not a subcommand of ingest, because the people
 // who run it are not the ones who run the pipeline: it needs no Kafka, no
@@ -46,6 +47,8 @@ const usage = `usage: errtrail <command> [flags]
                    message_id, task_id, or a JSON-RPC id with --agent
   report [AGENT]   which rules an agent's error replies break (every agent without AGENT)
   serve            the HTTP API (/v1/...) and the web pages (/)
+  check FILE...    the rules captured error replies break, offline (- is stdin);
+                   exit 0 none broken but advice, 1 a MUST broken, 2 unreadable input
 
 errtrail <command> --help lists the flags; flags may come before or after
 the ID or AGENT. Exit status: 0 answered, 1 not found,
@@ -67,6 +70,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runReport(ctx, args, stdout, stderr)
 	case "serve":
 		return runServe(ctx, args, stderr)
+	case "check":
+		return runCheck(args, os.Stdin, stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -114,7 +114,7 @@ func (p Printer) Story(s *lookup.Story) error {
 		fmt.Fprintln(w, "  none: this reply follows every rule errtrail checks")
 	}
 	for _, f := range s.Findings {
-		fmt.Fprintf(w, "  %s\n", p.alert(clean(f.Code)))
+		fmt.Fprintf(w, "  %s%s\n", p.alert(clean(f.Code)), levelWords(f.Level))
 		if f.Checks != "" {
 			fmt.Fprintf(w, "    checks: %s\n", clean(f.Checks))
 		}
@@ -354,7 +354,7 @@ func (p Printer) Report(r *report.Report) error {
 		fmt.Fprintln(w, "\nNo reply broke a rule errtrail checks.")
 	}
 	for _, rule := range r.Rules {
-		fmt.Fprintf(w, "\n%s  %s\n", p.alert(clean(rule.Code)), clean(rule.Title))
+		fmt.Fprintf(w, "\n%s  %s%s\n", p.alert(clean(rule.Code)), clean(rule.Title), levelWords(rule.Level))
 		fmt.Fprintf(w, "  %d replies (%.1f%%); example event_id %s", rule.Replies, 100*rule.Share, clean(rule.ExampleEventID))
 		if rule.ExampleErrorID != "" {
 			fmt.Fprintf(w, ", error_id %s", clean(rule.ExampleErrorID))
@@ -426,4 +426,16 @@ func (e *errWriter) Write(b []byte) (int, error) {
 		e.err = err
 	}
 	return n, nil
+}
+
+// levelWords says what a rule's level means: a broken MUST is a violation,
+// a broken SHOULD is advice.
+func levelWords(level string) string {
+	switch level {
+	case "MUST":
+		return "  (MUST: a violation)"
+	case "SHOULD":
+		return "  (SHOULD: advice)"
+	}
+	return ""
 }
