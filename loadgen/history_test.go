@@ -3,8 +3,8 @@ package loadgen
 import (
 	"bytes"
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"math"
 	"strings"
 	"testing"
