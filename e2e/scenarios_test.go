@@ -421,14 +421,6 @@ func TestScenarios(t *testing.T) {
 		t.Skip("e2e: takes about 7 minutes")
 	}
 	t.Parallel() // with TestClickHouseOutage, which breaks a ClickHouse of its own
-	type play struct {
-		name string
-		r    *rig
-		runs []*scenarioRun
-		ing  *proc
-		al   *proc
-		m    *monitor
-	}
 	plays := []*play{{name: "fresh"}, {name: "history"}}
 	var rigs []*rig
 	for _, p := range plays {
@@ -436,11 +428,21 @@ func TestScenarios(t *testing.T) {
 		rigs = append(rigs, p.r)
 	}
 	startPromStack(t, rigs...)
+	// The fresh play's alerter judges from the start. The history play's
+	// starts once ingest has stored every scenario's hour of history, and
+	// its scenarios start after that (loadgen Config.AfterHistory): however
+	// busy the machine, the alerter never judges a baseline ingest has
+	// only partly stored (on a loaded machine it did, and called a steady
+	// caller runaway).
 	for _, p := range plays {
 		p.ing = p.r.startIngest()
+		p.runs = scenarioRuns(t, p.r.root, p.r.id, p.name == "history")
+		if p.name == "history" {
+			p.reached, p.release = make(chan historyMark, len(p.runs)), make(chan struct{})
+			continue
+		}
 		p.al = p.r.startAlerter(0, "--evaluation.interval=5s")
 		p.m = p.r.watch(2 * time.Second)
-		p.runs = scenarioRuns(t, p.r.root, p.r.id, p.name == "history")
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -451,11 +453,25 @@ func TestScenarios(t *testing.T) {
 			if d := s.sc.Total(); d > longest {
 				longest = d
 			}
+			var after func(ctx context.Context, runID string, acked int64) error
+			if p.reached != nil {
+				reached, release := p.reached, p.release
+				after = func(ctx context.Context, runID string, acked int64) error {
+					reached <- historyMark{runID, acked}
+					select {
+					case <-release:
+						return nil
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+				}
+			}
 			go func(r *rig, s *scenarioRun) {
 				defer close(s.done)
 				rep, err := loadgen.Run(ctx, loadgen.Config{
 					Brokers: r.brokers, Topic: r.topic, Scenario: s.sc,
 					Speed: 1, Clock: "real", Compression: true, KeepIDs: -1, History: s.history,
+					AfterHistory: after,
 					OnStart: func(at time.Time) {
 						s.mu.Lock()
 						s.started = at
@@ -477,6 +493,14 @@ func TestScenarios(t *testing.T) {
 	for {
 		ended := true
 		for _, p := range plays {
+			if p.m == nil && p.reached != nil {
+				if p.historyStored(t) {
+					p.al = p.r.startAlerter(0, "--evaluation.interval=5s")
+					p.m = p.r.watch(2 * time.Second)
+					close(p.release)
+					t.Logf("%s: every scenario's history stored (%v); its alerter started", p.name, p.marks)
+				}
+			}
 			for _, s := range p.runs {
 				select {
 				case <-s.done:
@@ -486,8 +510,8 @@ func TestScenarios(t *testing.T) {
 				s.mu.Lock()
 				started := s.started
 				s.mu.Unlock()
-				if started.IsZero() {
-					continue // still publishing its history
+				if started.IsZero() || p.m == nil {
+					continue // still publishing its history, or ingest storing it
 				}
 				for _, c := range s.want {
 					s.mu.Lock()
@@ -505,6 +529,9 @@ func TestScenarios(t *testing.T) {
 				}
 			}
 			for _, pr := range []*proc{p.ing, p.al} {
+				if pr == nil {
+					continue
+				}
 				if done, err := pr.exited(); done {
 					t.Fatalf("%s %s exited during the run (%v):\n%s", p.name, pr.name, err, tail(pr.log, 30))
 				}
@@ -521,9 +548,63 @@ func TestScenarios(t *testing.T) {
 	time.Sleep(time.Minute)
 
 	for _, p := range plays {
+		if p.m == nil {
+			t.Fatalf("%s: its alerter never started: the histories reached %v of %d", p.name, p.marks, len(p.runs))
+		}
 		p.m.close()
 		judge(t, p.name, p.r, p.runs, p.m)
 	}
+}
+
+// play is one of TestScenarios' two plays: a rig of its own with its
+// scenarios, ingester, alerter and monitor.
+type play struct {
+	name string
+	r    *rig
+	runs []*scenarioRun
+	ing  *proc
+	al   *proc
+	m    *monitor // nil until the play's alerter runs
+	// The history play's barrier (below): each scenario's history,
+	// once Kafka acknowledged it, waits for release.
+	reached chan historyMark
+	marks   []historyMark
+	release chan struct{}
+}
+
+// historyMark is one scenario's history, acknowledged by Kafka: the run's id
+// (its event ids' prefix) and how many messages.
+type historyMark struct {
+	runID string
+	acked int64
+}
+
+// historyStored collects the play's history marks and reports whether every
+// scenario's history is there and stored: for each run, as many rows in
+// errors as Kafka acknowledged history messages (the history has no poison).
+func (p *play) historyStored(t *testing.T) bool {
+	for len(p.marks) < len(p.runs) {
+		select {
+		case m := <-p.reached:
+			p.marks = append(p.marks, m)
+			continue
+		default:
+		}
+		return false
+	}
+	for _, m := range p.marks {
+		var n uint64
+		err := p.r.query(fmt.Sprintf("SELECT count() FROM %s.errors FINAL WHERE startsWith(event_id, '%s:')", p.r.db, m.runID),
+			func(rows driver.Rows) error { return rows.Scan(&n) })
+		if err != nil {
+			t.Logf("%s: counting %s's stored history: %v", p.name, m.runID, err)
+			return false
+		}
+		if int64(n) < m.acked {
+			return false
+		}
+	}
+	return true
 }
 
 // judge checks one play: expectations met, prohibitions held, polls all

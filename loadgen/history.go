@@ -107,7 +107,8 @@ type historyRun struct {
 // Scenario clock: the history covers [Start − History, Start) of scenario
 // time, which is observed_at time at every speed; the calls stop
 // gatewayLagMax before Start so that no gateway view lands after it.
-func (d *driver) playHistory(ctx context.Context, sc *Scenario, runID string, anchor time.Time) (*historyRun, error) {
+func (d *driver) playHistory(ctx context.Context, sc *Scenario, runID string, anchor time.Time,
+	after func(ctx context.Context, runID string, acknowledged int64) error) (*historyRun, error) {
 	cfg := d.cfg
 	h := &historyRun{}
 	var reach func(now time.Time) time.Duration // scenario time the history may play up to at now
@@ -159,21 +160,37 @@ func (d *driver) playHistory(ctx context.Context, sc *Scenario, runID string, an
 		}
 		return nil
 	}
-	var err error
-	for round := 0; err == nil; round++ {
-		if err = catchUp(); err != nil {
-			break
+	// settle publishes up to the wall clock and waits for Kafka's
+	// acknowledgements, until what a wait leaves behind is a few messages.
+	settle := func() (err error) {
+		for round := 0; err == nil; round++ {
+			if err = catchUp(); err != nil {
+				break
+			}
+			d.flush(ctx)
+			waited := time.Now()
+			for d.tl.inflight.Load() > 0 && ctx.Err() == nil {
+				time.Sleep(time.Millisecond)
+			}
+			if time.Since(waited) < 50*time.Millisecond || round == 9 {
+				// What the wait left behind is a few messages: publish them and go.
+				err = catchUp()
+				d.flush(ctx)
+				break
+			}
 		}
-		d.flush(ctx)
-		waited := time.Now()
+		return err
+	}
+	err := settle()
+	if err == nil && after != nil && !d.stopped {
 		for d.tl.inflight.Load() > 0 && ctx.Err() == nil {
 			time.Sleep(time.Millisecond)
 		}
-		if time.Since(waited) < 50*time.Millisecond || round == 9 {
-			// What the wait left behind is a few messages: publish them and go.
-			err = catchUp()
-			d.flush(ctx)
-			break
+		d.tl.mu.Lock()
+		acked := d.tl.hist.produced
+		d.tl.mu.Unlock()
+		if err = after(ctx, runID, acked); err == nil {
+			err = settle() // the time the hook took
 		}
 	}
 	h.scenarioStart = time.Now()

@@ -1,8 +1,10 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -444,5 +446,72 @@ func TestHistoryFakeProducerBounds(t *testing.T) {
 	}
 	if r.ScenarioSec != 0 {
 		t.Errorf("the scenario played %.1f s after a history cut by MaxEvents", r.ScenarioSec)
+	}
+}
+
+// TestHistoryFakeProducerAfterHistory: the hook is called once, between the
+// history and the scenario, with the run's id and the history messages
+// acknowledged so far; afterwards the history catches up with the wall
+// clock, publishing the time the hook took, so it still ends where the
+// scenario starts, after the hook returned. An error from the hook ends the
+// run before the scenario.
+func TestHistoryFakeProducerAfterHistory(t *testing.T) {
+	sc := loadHistoryScenario(t)
+	var buf bytes.Buffer
+	var (
+		calls                  int
+		runID                  string
+		acked                  int64
+		called, returned, strt time.Time
+	)
+	cfg := Config{Scenario: sc, Output: &buf, Speed: 1, History: 10 * time.Minute,
+		AfterHistory: func(ctx context.Context, id string, n int64) error {
+			calls++
+			runID, acked, called = id, n, time.Now()
+			time.Sleep(3 * time.Second) // a consumer storing what was published
+			returned = time.Now()
+			return nil
+		},
+		OnStart: func(at time.Time) { strt = at }}
+	r, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || runID != r.RunID {
+		t.Fatalf("AfterHistory called %d times with run %q; want once with %q", calls, runID, r.RunID)
+	}
+	h := r.History
+	if h == nil || acked == 0 || acked > h.Produced {
+		t.Fatalf("AfterHistory told %d acknowledged; history report %+v", acked, h)
+	}
+	if strt.Before(returned) || !strt.Equal(r.ScenarioStarted) || h.ToMS != r.ScenarioStarted.UnixMilli() {
+		t.Errorf("scenario started %v, hook returned %v, history to %d: the scenario must start after the hook, where the history ends",
+			strt, returned, h.ToMS)
+	}
+	lines := bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n"))
+	hist, _, poison := splitHistory(t, lines, h.ToMS)
+	checkHistoryReport(t, r, lines, hist, poison)
+	// The history covers the hook's wait (its callers' baseline, about six
+	// replies a second here), published after it.
+	during := 0
+	for _, e := range hist {
+		if at := time.UnixMilli(e.ObservedAt); !at.Before(called) && at.Before(returned) {
+			during++
+		}
+	}
+	if during == 0 || int64(len(hist)) != h.Produced || h.Produced == acked {
+		t.Errorf("%d history events observed during the hook's 3 s; %d acknowledged before it, %d in all (report %d): the history must catch up after it",
+			during, acked, len(hist), h.Produced)
+	}
+
+	// A hook that fails ends the run: no scenario, its error returned.
+	buf.Reset()
+	strt = time.Time{}
+	cfg.AfterHistory = func(context.Context, string, int64) error { return errors.New("not stored") }
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "not stored") {
+		t.Errorf("Run with a failing AfterHistory = %v; want its error", err)
+	}
+	if !strt.IsZero() {
+		t.Errorf("the scenario started at %v after AfterHistory failed", strt)
 	}
 }

@@ -56,6 +56,15 @@ type Config struct {
 	// scenario's first message; not at all when the run ends inside its
 	// history.
 	OnStart func(time.Time)
+	// AfterHistory, when set, is called once the history Kafka has
+	// acknowledged, before the scenario starts, with the run's id (every
+	// event_id starts with it and ':') and how many history messages were
+	// acknowledged. A test waits there until a consumer has stored them, so
+	// that the scenario is judged against the whole baseline however busy
+	// the machine is. The history then catches up with the wall clock
+	// again (the time the hook took, a few messages), so it still ends
+	// where the scenario starts, without a gap. An error ends the run.
+	AfterHistory func(ctx context.Context, runID string, acknowledged int64) error
 
 	MaxEvents int64         // stop after this many messages, history included (0: no bound)
 	Duration  time.Duration // stop after the scenario played this much real time (0: at its end)
@@ -383,7 +392,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	play := true
 	if cfg.History > 0 {
 		var err error
-		hist, err = d.playHistory(ctx, sc, runID, anchor)
+		hist, err = d.playHistory(ctx, sc, runID, anchor, cfg.AfterHistory)
 		if err != nil && d.runErr == nil {
 			d.runErr = err
 		}
