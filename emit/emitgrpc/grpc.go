@@ -1,3 +1,8 @@
+// Package emitgrpc publishes the error replies of gRPC servers and clients
+// to errtrail: interceptors, unary and stream, for a server (source kind
+// agent) and a client (kind client, or gateway when configured), to an
+// emit.Sink such as kafkapub's Publisher. It is apart from emit so that an
+// HTTP agent does not link grpc-go.
 package emitgrpc
 
 import (
@@ -43,7 +48,7 @@ type Config struct {
 	// grpc://host:port from the request's :authority (server) or the
 	// ClientConn's target without its resolver scheme (client). The method
 	// is not part of it (the event's method says it; the endpoint rule would
-	// take a dotted service name for a value). Cleaned (CleanEndpoint).
+	// take a dotted service name for a value). Cleaned (emit.CleanEndpoint).
 	Endpoint string
 	// Caller says who sent the request, from the request's metadata (the
 	// incoming metadata on a server, the outgoing one on a client) or its

@@ -176,13 +176,13 @@ func TestUnitProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`import "github.com/errtrail/errtrail/emit"`, `import "google.golang.org/grpc"`, `import "net"`,
+	for _, want := range []string{`import "github.com/errtrail/errtrail/emit/kafkapub"`, `import "google.golang.org/grpc"`, `import "net"`,
 		"func fragment(pub *kafkapub.Publisher, lis net.Listener) error {\n//line d.md:4\n"} {
 		if !strings.Contains(src, want) {
 			t.Errorf("wrapped fragment lacks %q:\n%s", want, src)
 		}
 	}
-	if strings.Contains(src, `"net/http"`) || strings.Contains(src, `"context"`) {
+	if strings.Contains(src, `"net/http"`) || strings.Contains(src, `"context"`) || strings.Contains(src, `errtrail/emit"`) {
 		t.Errorf("wrapped fragment imports what it does not name:\n%s", src)
 	}
 	if _, err := Program(Snippet{File: "d.md", Line: 9, Code: "x := 1\n"}); err == nil || !strings.Contains(err.Error(), "d.md:9") {
