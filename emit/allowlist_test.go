@@ -60,7 +60,7 @@ func allowListAgent() http.Handler {
 // from Mcp-Session-Id's presence).
 func TestHeaderAllowListThroughKafka(t *testing.T) {
 	brokers, topic := kafkaTopic(t)
-	pub, err := NewPublisher(PublisherConfig{Brokers: brokers, Topic: topic, Linger: 5 * time.Millisecond})
+	pub, err := newKafkaSink(brokers, topic)
 	if err != nil {
 		t.Fatal(err)
 	}

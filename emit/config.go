@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/errtrail/errtrail/redact"
+	"github.com/errtrail/errtrail/internal/keep"
 )
 
 // Config says how the middleware and the transport fill an event. Zero
@@ -79,10 +79,10 @@ func (c *Config) agent(r *http.Request) string {
 }
 
 // CallerFromHeader returns a Caller that reads a request header. A header
-// that carries credentials (redact.SensitiveHeader: Authorization, X-Api-Key,
+// that carries credentials (keep.SensitiveHeader, as redact.SensitiveHeader: Authorization, X-Api-Key,
 // …) is never read: the caller is then always empty.
 func CallerFromHeader(name string) func(*http.Request) string {
-	if redact.SensitiveHeader(name) {
+	if keep.SensitiveHeader(name) {
 		return func(*http.Request) string { return "" }
 	}
 	return func(r *http.Request) string { return strings.TrimSpace(r.Header.Get(name)) }

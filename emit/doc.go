@@ -1,8 +1,7 @@
 // Package emit lets agents, gateways and clients publish their error
 // replies to errtrail with one line of code:
 //
-//	pub, err := emit.NewPublisher(emit.PublisherConfig{Brokers: brokers, Topic: "errtrail.replies",
-//		Metrics: emit.NewMetrics(prometheus.DefaultRegisterer)})
+//	pub, err := kafkapub.New(kafkapub.Config{Brokers: brokers, Topic: "errtrail.replies"})
 //	...
 //	defer pub.Close(ctx)
 //	srv.Handler = emit.Handler(mux, pub, emit.Config{Agent: "research-agent",
@@ -10,10 +9,22 @@
 //	client.Transport = emit.Transport(nil, pub, emit.Config{Source: emit.Source{Kind: emit.KindGateway}}) // a gateway or client
 //
 // docs/emit.md has these as whole programs (compiled by
-// internal/docsnippets). The topic must exist: emit never creates one, and
-// NewPublisher logs at ERROR when the brokers do not have it (CheckTopic,
-// to refuse a start instead). The metrics are registered only in the
-// registry given to NewMetrics.
+// internal/docsnippets).
+//
+// # Packages
+//
+// Like otelhttp and otelgrpc, the pieces are apart, so an agent links only
+// what it uses:
+//
+//   - emit (this package), the core: Event, Sink, Observer, the HTTP
+//     middleware (Handler) and transport (Transport). It imports the
+//     standard library and internal/keep only: no gRPC, Kafka client,
+//     Prometheus client, decoder or redactor (TestUnitDependencies).
+//   - emit/kafkapub: the Kafka publisher, a Sink (New, CheckTopic). The
+//     topic must exist: it never creates one.
+//   - emit/emitgrpc: the gRPC interceptors (UnaryServerInterceptor, …).
+//   - emit/emitprom: the publisher's Prometheus metrics (NewMetrics),
+//     registered only in the registry given.
 //
 // # What is published
 //
@@ -33,7 +44,8 @@
 // # What never leaves the process
 //
 // Reply headers leave the process only when they are on errtrail's
-// allow-list (redact.KeptHeader: the headers the decoder reads — content
+// allow-list (internal/keep, which the decoder reads as redact.KeptHeader:
+// the headers the decoder reads — content
 // type, retry and rate-limit headers, request ids, the gRPC status
 // trailers; the protocols' transport headers such as Mcp-Session-Id by
 // name only). Every other header is dropped whatever its name or value:
@@ -41,9 +53,10 @@
 // identity-proxy headers, names never seen before. The idempotency key
 // header is never published either: the key travels only as
 // request.idempotency_key, which ingest stores as a keyed hash. The
-// endpoint is cleaned with the decoder's endpoint rule (redact: userinfo,
-// query and fragment dropped, value-like path segments as {id}); the rule
-// is idempotent, so the stored endpoint is the same. The body is published
+// endpoint is cleaned with the structure of the decoder's endpoint rule
+// (internal/keep: userinfo, query and fragment dropped, value-like path
+// segments as {id}); the decoder runs the whole rule, text pass included,
+// on ingest and stores the same endpoint (CleanEndpoint). The body is published
 // as seen: the decoder redacts message texts and kept bodies on ingest,
 // and no body rule of redact keeps the decoded record identical (redacting
 // the JSON would change messages, ids and findings such as echoes_secret).
@@ -52,9 +65,9 @@
 //
 // # Cost on the request path
 //
-// Publish never blocks: the event is marshaled (a copy of the body) and put
-// in a bounded queue, or dropped and counted
-// (errtrail_emit_dropped_total{reason}). The middleware holds nothing back:
+// A Sink's Publish never blocks: kafkapub's marshals the event (a copy of
+// the body) and puts it in a bounded queue, or drops and counts it
+// (errtrail_emit_dropped_total{reason} with emitprom). The middleware holds nothing back:
 // every Write and Flush reaches the client when the handler makes it. A
 // success that is neither JSON nor an event stream is not looked at. A JSON
 // success is copied as it passes (up to Config.MaxProbeBytes, 64 KiB) and
@@ -72,7 +85,7 @@
 //
 // # Reuse (gRPC interceptors, the tap)
 //
-// Event, Sink, Publisher (Publish, PublishJSON), Observer (stamps source,
+// Event, Sink, Observer (stamps source,
 // event id and time, cleans headers and endpoint), the id extraction
 // (ParseJSONRPC, ParseRoute, FromHeaders), the detection (JSONIsError,
 // SSEScanner, KindOf) and the header rules (DropHeader, AppendHeaders,

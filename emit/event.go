@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
-
-	"github.com/errtrail/errtrail/parse"
 )
 
 // Source kinds of the contract (docs/event-contract.md, source.kind).
@@ -254,7 +252,7 @@ func appendFields(b []byte, hs []Header) []byte {
 }
 
 func appendBody(b, body []byte) []byte {
-	if c := firstNonSpace(body); (c == '{' || c == '[') && parse.ValidJSON(body, maxBodyJSONDepth) {
+	if c := firstNonSpace(body); (c == '{' || c == '[') && validJSON(body, maxBodyJSONDepth) {
 		b = append(b, `,"body_json":`...)
 		return append(b, trimSpace(body)...)
 	}

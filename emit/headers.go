@@ -3,15 +3,15 @@ package emit
 import (
 	"net/http"
 	"strings"
-	"sync"
 
-	"github.com/errtrail/errtrail/redact"
+	"github.com/errtrail/errtrail/internal/keep"
 )
 
 // This file keeps credentials and customer values in the process: an
-// event carries only the reply headers on errtrail's allow-list
-// (redact.KeptHeader, the headers the decoder reads), the same list the
-// decoder keeps on ingest. Every other header is dropped, whatever its name.
+// event carries only the reply headers on errtrail's allow-list (the
+// headers the decoder reads), declared once in internal/keep: the decoder
+// keeps the same list on ingest (redact.KeptHeader). Every other header is
+// dropped, whatever its name.
 
 // DropHeader reports whether a header's value must not leave the process:
 // every header off the allow-list (redact.KeptHeader) — Authorization,
@@ -21,15 +21,15 @@ import (
 // never leaves either: the key travels only as request.idempotency_key,
 // which ingest stores as a hash.
 func DropHeader(name, idempotencyHeader string) bool {
-	return keep(name, idempotencyHeader) != redact.HeaderValue
+	return headerUse(name, idempotencyHeader) != keep.Value
 }
 
-// keep is what of header name may leave the process.
-func keep(name, idempotencyHeader string) redact.HeaderUse {
+// headerUse is what of header name may leave the process.
+func headerUse(name, idempotencyHeader string) keep.Use {
 	if strings.EqualFold(name, "Idempotency-Key") || (idempotencyHeader != "" && strings.EqualFold(name, idempotencyHeader)) {
-		return redact.HeaderDrop
+		return keep.Drop
 	}
-	return redact.KeptHeader(name)
+	return keep.Header(name)
 }
 
 // AppendHeaders appends the fields of h that may leave the process to dst,
@@ -38,12 +38,12 @@ func keep(name, idempotencyHeader string) redact.HeaderUse {
 func AppendHeaders(dst []Header, h http.Header, idempotencyHeader string) []Header {
 	start := len(dst)
 	for name, vs := range h {
-		switch keep(name, idempotencyHeader) {
-		case redact.HeaderValue:
+		switch headerUse(name, idempotencyHeader) {
+		case keep.Value:
 			for _, v := range vs {
 				dst = append(dst, Header{name, v})
 			}
-		case redact.HeaderName:
+		case keep.Name:
 			if len(vs) > 0 {
 				dst = append(dst, Header{name, ""}) // its presence is what the decoder reads; never its value
 			}
@@ -83,10 +83,10 @@ func sortHeaders(hs []Header) {
 func CleanHeaders(hs []Header, idempotencyHeader string) []Header {
 	out := hs[:0]
 	for _, h := range hs {
-		switch keep(h.Name, idempotencyHeader) {
-		case redact.HeaderValue:
+		switch headerUse(h.Name, idempotencyHeader) {
+		case keep.Value:
 			out = append(out, h)
-		case redact.HeaderName:
+		case keep.Name:
 			out = append(out, Header{h.Name, ""}) // its presence is what the decoder reads; never its value
 		}
 	}
@@ -94,19 +94,23 @@ func CleanHeaders(hs []Header, idempotencyHeader string) []Header {
 	return out
 }
 
-var redactors = sync.Pool{New: func() any { return redact.New(nil) }}
-
-// CleanEndpoint applies the decoder's endpoint rule (redact.Redactor.Endpoint):
-// userinfo in every form, query and fragment dropped, value-like path
-// segments as {id}. The rule is idempotent, so the decoder stores the same
-// endpoint from the cleaned value as from the original. Endpoints carry no
-// hashes, so no deployment key is needed here.
+// CleanEndpoint applies the structure of the decoder's endpoint rule
+// (internal/keep, which redact.Redactor.Endpoint applies after its text
+// pass): userinfo in every form, query and fragment dropped, value-like path
+// segments as {id}, a random-looking host as {host}. The decoder runs the
+// whole rule again on ingest; TestCleanEndpointStoresAsDecoder checks that
+// it stores the same endpoint from the cleaned value as from the original.
+// emit leaves out the text pass, whose phone-number check would link
+// libphonenumber's metadata into every agent. Endpoints carry no hashes,
+// so no deployment key is needed here.
 func CleanEndpoint(s string) string {
 	if s == "" {
 		return ""
 	}
-	r := redactors.Get().(*redact.Redactor)
-	out := r.Endpoint(s)
-	redactors.Put(r)
-	return out
+	var buf [128]byte
+	out := keep.AppendEndpoint(buf[:0], s, nil)
+	if string(out) == s {
+		return s
+	}
+	return string(out)
 }

@@ -384,9 +384,6 @@ type DropCounter interface {
 	CountDrop(reason string)
 }
 
-// CountDrop implements DropCounter.
-func (p *Publisher) CountDrop(reason string) { p.m.drop(reason, 1) }
-
 // reqTee copies the first bytes of a request body as the handler reads it,
 // for the ids; the handler reads exactly what it would without it. mu
 // guards buf against an event published while the handler (or a

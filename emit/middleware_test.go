@@ -15,23 +15,6 @@ import (
 var planted = []string{"Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl", "sess=Zq81LmW0aa",
 	"sk_live_4eC39HqLyjWDarjtT1zdp7dc", "hunter2", "tok-in-query", "lead-7781-secret", "setcookie-value"}
 
-func rateLimiter(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("X-Caller") != "orchestrator-7" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		// Seed 002's shape, without reading the request body.
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Retry-After", "12")
-		w.Header().Set("Set-Cookie", "setcookie-value")
-		w.Header().Set("X-Api-Key", "sk_live_4eC39HqLyjWDarjtT1zdp7dc")
-		w.Header().Set("Idempotency-Key", r.Header.Get("Idempotency-Key"))
-		w.WriteHeader(http.StatusTooManyRequests)
-		io.WriteString(w, seed002Body(r))
-	})
-}
-
 func TestMiddlewareErrorEventAndCredentials(t *testing.T) {
 	sink := &capSink{}
 	inner := rateLimiter(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
@@ -78,7 +61,7 @@ func TestMiddlewareErrorEventAndCredentials(t *testing.T) {
 		got.Source.Kind != KindAgent || got.Source.ID != "agent-1" || got.Endpoint != "https://research.agents.example/a2a" {
 		t.Errorf("context %+v\n%s", got, ev)
 	}
-	rec := sameRecord(t, "rate-limit", ev, c.last(), "")
+	rec := sameRecord(t, "rate-limit", ev, c.Last(), "")
 	if rec.Kind != "quota" || rec.RetryAfterMS != 12000 {
 		t.Errorf("record kind %s retry %d", rec.Kind, rec.RetryAfterMS)
 	}
@@ -157,7 +140,7 @@ func TestMiddlewareSSENotHeldBack(t *testing.T) {
 		t.Fatalf("%d events", len(evs))
 	}
 	validEvent(t, evs[0])
-	rec := sameRecord(t, "sse", evs[0], c.last(), "")
+	rec := sameRecord(t, "sse", evs[0], c.Last(), "")
 	if rec.Code != "TASK_FAILED" || rec.Method != "SendStreamingMessage" || rec.MessageID != "m1" {
 		t.Errorf("record %+v", rec)
 	}
@@ -285,7 +268,7 @@ func TestMiddlewareSuccessUntouched(t *testing.T) {
 			}
 			io.ReadAll(resp.Body)
 			resp.Body.Close()
-			got[i] = withoutDate(c.last())
+			got[i] = withoutDate(c.Last())
 		}
 		if !bytes.Equal(got[0], got[1]) {
 			t.Errorf("%s: wrapped reply differs:\n%q\n%q", p, got[0], got[1])

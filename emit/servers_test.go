@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,52 +16,14 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/errtrail/errtrail/emit/internal/emittest"
 	"github.com/errtrail/errtrail/internal/stackload"
 )
-
-// agentExec is a real a2a-go executor: the first text of the message says
-// what to do.
-type agentExec struct{}
-
-func (agentExec) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		text := ""
-		if ec.Message != nil {
-			for _, p := range ec.Message.Parts {
-				if s, ok := p.Content.(a2a.Text); ok {
-					text = string(s)
-					break
-				}
-			}
-		}
-		switch text {
-		case "crash":
-			yield(nil, errors.New("database connection refused"))
-		case "fail-task":
-			if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
-				return
-			}
-			if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
-				return
-			}
-			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed,
-				a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("model backend returned HTTP 503"))), nil)
-		default:
-			yield(a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("ok")), nil)
-		}
-	}
-}
-
-func (agentExec) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
-	}
-}
 
 // a2aAgent is a real a2a-go agent (JSON-RPC at /jsonrpc, HTTP+JSON at /)
 // behind the seed-002 rate limiter.
 func a2aAgent() http.Handler {
-	h := a2asrv.NewHandler(agentExec{}, a2asrv.WithCapabilityChecks(&a2a.AgentCapabilities{Streaming: true}))
+	h := a2asrv.NewHandler(emittest.AgentExec{}, a2asrv.WithCapabilityChecks(&a2a.AgentCapabilities{Streaming: true}))
 	mux := http.NewServeMux()
 	mux.Handle("/jsonrpc", a2asrv.NewJSONRPCHandler(h))
 	mux.Handle("/", a2asrv.NewRESTHandler(h))
@@ -151,7 +112,7 @@ func do(t *testing.T, c *wire, base string, cl call) []byte {
 	}
 	io.ReadAll(resp.Body)
 	resp.Body.Close()
-	return c.last()
+	return c.Last()
 }
 
 // TestRealServersThroughKafka wraps a real a2a-go agent (JSON-RPC and
@@ -162,7 +123,7 @@ func do(t *testing.T, c *wire, base string, cl call) []byte {
 // on the wire. Successes publish nothing.
 func TestRealServersThroughKafka(t *testing.T) {
 	brokers, topic := kafkaTopic(t)
-	pub, err := NewPublisher(PublisherConfig{Brokers: brokers, Topic: topic, Linger: 5 * time.Millisecond})
+	pub, err := newKafkaSink(brokers, topic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,12 +187,4 @@ func TestRealServersThroughKafka(t *testing.T) {
 		t.Errorf("%d of %d events", len(seen), n)
 	}
 	stackload.CheckStored(t, topic, len(evs), stored)
-}
-
-// kafkaTopic makes a fresh topic on the stack's broker, dropped at the end.
-func kafkaTopic(t *testing.T) ([]string, string) { return stackload.NewTopic(t, "errtrail.emit-test.") }
-
-// readEvents reads n messages of the topic back from Kafka.
-func readEvents(t *testing.T, brokers []string, topic string, n int) [][]byte {
-	return stackload.ReadTopic(t, brokers, topic, n)
 }

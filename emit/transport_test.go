@@ -36,7 +36,7 @@ func TestTransportClientSide(t *testing.T) {
 		}
 		got, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		_, _, wireBody := readRaw(t, c.last())
+		_, _, wireBody := readRaw(t, c.Last())
 		if !bytes.Equal(got, wireBody) {
 			t.Fatalf("%s: the caller read %q; the wire had %q", cl.name, got, wireBody)
 		}
@@ -53,7 +53,7 @@ func TestTransportClientSide(t *testing.T) {
 		if ctx.Request.HTTPRequestID != cl.name || ctx.Source.Kind != KindGateway || ctx.Method == "" {
 			t.Fatalf("%s: context %+v", cl.name, ctx)
 		}
-		sameRecord(t, cl.name, ev, c.last(), "")
+		sameRecord(t, cl.name, ev, c.Last(), "")
 	}
 	n := 0
 	for _, cl := range a2aCalls {

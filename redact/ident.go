@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"github.com/errtrail/errtrail/internal/keep"
 	"hash"
 	"strings"
 )
@@ -75,6 +76,9 @@ type Redactor struct {
 	hashed  []byte
 	out     []byte
 	memo    memo
+	// textView is r.text, bound once: the text pass keep's path and
+	// endpoint rules call.
+	textView keep.TextView
 }
 
 // New returns a Redactor whose hashes are keyed with key. The key must be
@@ -83,6 +87,7 @@ type Redactor struct {
 // anyone can recompute: for tests and local decoding only.
 func New(key []byte) *Redactor {
 	r := &Redactor{mac: hmac.New(sha256.New, key), sum: make([]byte, 0, sha256.Size), scratch: make([]byte, 0, 256)}
+	r.textView = r.text
 	r.memo.init()
 	// Hash64's key: the first 16 bytes of the deployment key's HMAC of a
 	// label no stored value can equal (it starts with a NUL byte).
@@ -155,54 +160,8 @@ func (r *Redactor) appendHash(dst []byte, s string) []byte {
 	return dst
 }
 
-// randomLooking reports a run of eight or more letters and digits that
-// mixes upper case, lower case and digits and changes between them at
-// least every other byte (Kq3vZ8pLw2): a short key or password, not a name
-// (SendMessage2), a ULID (upper case only) or a hex id (no upper case).
-func randomLooking(s string) bool {
-	start := 0
-	var run uint8
-	for i := 0; i <= len(s); i++ {
-		f := idSep
-		if i < len(s) {
-			f = idClass[s[i]]
-		}
-		if f&(idUpper|idLower|idDigit) != 0 {
-			run |= f
-			continue
-		}
-		if run == idUpper|idLower|idDigit && i-start >= 8 && mixedRun(s[start:i]) {
-			return true
-		}
-		run = 0
-		start = i + 1
-	}
-	return false
-}
-
-func mixedRun(w string) bool {
-	up, lo, dig, changes := 0, 0, 0, 0
-	prev := byte(0)
-	for i := 0; i < len(w); i++ {
-		var k byte
-		switch c := w[i]; {
-		case c >= 'A' && c <= 'Z':
-			up++
-			k = 1
-		case c >= 'a' && c <= 'z':
-			lo++
-			k = 2
-		default:
-			dig++
-			k = 3
-		}
-		if i > 0 && k != prev {
-			changes++
-		}
-		prev = k
-	}
-	return up > 0 && lo > 0 && dig > 0 && 2*changes >= len(w)
-}
+// randomLooking reports a short random key or password (keep.RandomLooking).
+func randomLooking(s string) bool { return keep.RandomLooking(s) }
 
 // scanIdent looks at an identifier once. random reports a short random
 // key in it (randomLooking); plain reports that no detector of the text

@@ -1,6 +1,10 @@
 package redact
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/errtrail/errtrail/internal/keep"
+)
 
 // Detectors that know their context: the value of a secret-named key,
 // the credential after an authentication scheme, PEM blocks and the
@@ -116,134 +120,16 @@ var valueEnd = func() (t [256]bool) {
 	return
 }()
 
-type nameStrength uint8
+// Secret names are declared in internal/keep (shared with emit).
+type nameStrength = keep.Strength
 
 const (
-	nameNone   nameStrength = iota
-	nameWeak                // a secret only as name=value: key, pass, pin, session, auth
-	nameStrong              // a secret after '=' or ':' and as a JSON key
+	nameNone   = keep.NameNone
+	nameWeak   = keep.NameWeak
+	nameStrong = keep.NameStrong
 )
 
-// Secret-named keys, normalised: lower case, without '-', '_' and '.'.
-var (
-	strongNames = []string{
-		"password", "passwd", "pwd", "passphrase", "secret", "token", "apikey", "sessionid", "sid",
-		"authorization", "proxyauthorization", "cookie", "setcookie", "dpop", "otp", "cvv", "cvc", "ssn",
-		"bearer", "jwt", "credential", "credentials", "signature", "privatekey", "jsessionid",
-		"phpsessid", "aspsessionid", "connectsid", "clientassertion", "samlresponse",
-	}
-	// A key whose normalised name ends with one of these is a secret too:
-	// client_secret, x-amz-security-token, aws_secret_access_key, db_password.
-	strongSuffixes = []string{
-		"password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey", "secretkey",
-		"privatekey", "signingkey", "sessionkey", "masterkey", "sessionid", "cookie", "authorization",
-		"credential", "credentials", "signature", "secretaccesskey",
-	}
-	weakNames = []string{"key", "pass", "pin", "session", "auth", "sig", "passcode"}
-)
-
-// secretName tells whether a key name names a secret.
-func secretName(name string) nameStrength {
-	if len(name) < 2 || len(name) > 64 {
-		return nameNone
-	}
-	if !nameTails.match(name) {
-		return nameNone // every name below ends with one of a few letter triples
-	}
-	var buf [64]byte
-	n := 0
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c == '-' || c == '_' || c == '.':
-			continue
-		case c >= 'A' && c <= 'Z':
-			c |= 0x20
-		}
-		buf[n] = c
-		n++
-	}
-	if n == 0 {
-		return nameNone
-	}
-	norm := bstr(buf[:n]) // a view of the stack buffer, compared only
-	if n < len(exactByLen) {
-		for _, e := range exactByLen[n] {
-			if e.name == norm {
-				return e.strength
-			}
-		}
-	}
-	for _, w := range strongSuffixes {
-		if len(norm) > len(w) && norm[len(norm)-1] == w[len(w)-1] && norm[len(norm)-len(w):] == w {
-			return nameStrong
-		}
-	}
-	return nameNone
-}
-
-type namedStrength struct {
-	name     string
-	strength nameStrength
-}
-
-// exactByLen holds the exact names by length.
-var exactByLen = func() (t [24][]namedStrength) {
-	for _, w := range weakNames {
-		t[len(w)] = append(t[len(w)], namedStrength{w, nameWeak})
-	}
-	for _, w := range strongNames {
-		t[len(w)] = append(t[len(w)], namedStrength{w, nameStrong})
-	}
-	return
-}()
-
-// nameTails holds the last three letters of the names and suffixes above.
-var nameTails = func() (t tailSet) {
-	for _, l := range [][]string{strongNames, strongSuffixes, weakNames} {
-		for _, w := range l {
-			t.add(w)
-		}
-	}
-	return
-}()
-
-// tailSet is a set of three-letter word endings, a bit each.
-type tailSet [26*26*26/64 + 1]uint64
-
-func tailIndex(a, b, c byte) (int, bool) {
-	a, b, c = a|0x20, b|0x20, c|0x20
-	if a < 'a' || a > 'z' || b < 'a' || b > 'z' || c < 'a' || c > 'z' {
-		return 0, false
-	}
-	return int(a-'a')*676 + int(b-'a')*26 + int(c-'a'), true
-}
-
-func (t *tailSet) add(w string) {
-	if k, ok := tailIndex(w[len(w)-3], w[len(w)-2], w[len(w)-1]); ok {
-		t[k>>6] |= 1 << (k & 63)
-	}
-}
-
-// match reports whether the last three letters of name, separators
-// ('-', '_', '.') skipped, are a tail of the set.
-func (t *tailSet) match(name string) bool {
-	var tail [3]byte
-	n := 0
-	for i := len(name) - 1; i >= 0 && n < 3; i-- {
-		c := name[i]
-		if c == '-' || c == '_' || c == '.' {
-			continue
-		}
-		n++
-		tail[3-n] = c
-	}
-	if n < 3 {
-		return false
-	}
-	k, ok := tailIndex(tail[0], tail[1], tail[2])
-	return ok && t[k>>6]&(1<<(k&63)) != 0
-}
+func secretName(name string) nameStrength { return keep.SecretName(name) }
 
 // quotedEnd returns the end of a quoted value starting at i: the closing
 // quote q, skipping escapes (\t, \"). A value whose opening quote was
@@ -304,11 +190,7 @@ func lineValued(name string) bool {
 // carries a credential or a session, so that its value is never kept:
 // Authorization, Cookie, DPoP, X-Api-Key and any name that names a secret
 // (X-Auth-Token, X-Amz-Security-Token, X-Session-Id, …).
-func SensitiveHeader(name string) bool {
-	// WWW-Authenticate and Proxy-Authenticate carry a challenge, not a
-	// credential, and say why authentication failed: they name no secret.
-	return len(name) >= 3 && secretName(name) != nameNone
-}
+func SensitiveHeader(name string) bool { return keep.SensitiveHeader(name) }
 
 // Authentication schemes (RFC 9110 §11 and the IANA registry), lower case.
 // The credential after them is replaced; for the schemes whose credential
@@ -540,19 +422,7 @@ func urlUserinfo(s string, i int) (from, to int, ok bool) {
 	return i, i + at, true
 }
 
-// hasPasswordColon reports a ':' that is not followed by a port number.
-func hasPasswordColon(a string) bool {
-	c := strings.IndexByte(a, ':')
-	if c < 0 {
-		return false
-	}
-	for k := c + 1; k < len(a); k++ {
-		if !isDigit(a[k]) {
-			return true
-		}
-	}
-	return false
-}
+func hasPasswordColon(a string) bool { return keep.HasPasswordColon(a) }
 
 var urlEnd = func() (t [256]bool) {
 	for _, c := range []byte(" \t\r\n\"'<>`") {

@@ -1,6 +1,10 @@
 package redact
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/errtrail/errtrail/internal/keep"
+)
 
 // The free-text pass: one left-to-right scan that dispatches on the byte at
 // hand to the detectors that can start there, and copies into dst only from
@@ -9,18 +13,19 @@ import "unsafe"
 // tokens.go (JWTs, provider key formats, long random strings), pii.go
 // (e-mail addresses, card numbers, IBANs, phone numbers).
 
-// Placeholders, one per kind of value replaced.
+// Placeholders, one per kind of value replaced (declared in internal/keep,
+// whose path and endpoint rules recognise them).
 const (
-	PhSecret   = "[secret]"   // the value of a secret-named key
-	PhToken    = "[token]"    // a credential after an authentication scheme
-	PhJWT      = "[jwt]"      // a JSON Web Token
-	PhKey      = "[key]"      // a provider key format or a long random string
-	PhPEM      = "[pem]"      // a PEM block (private keys, certificates)
-	PhUserinfo = "[userinfo]" // user:password in a URL or before @host
-	PhEmail    = "[email]"
-	PhPhone    = "[phone]"
-	PhCard     = "[card]"
-	PhIBAN     = "[iban]"
+	PhSecret   = keep.PhSecret
+	PhToken    = keep.PhToken
+	PhJWT      = keep.PhJWT
+	PhKey      = keep.PhKey
+	PhPEM      = keep.PhPEM
+	PhUserinfo = keep.PhUserinfo
+	PhEmail    = keep.PhEmail
+	PhPhone    = keep.PhPhone
+	PhCard     = keep.PhCard
+	PhIBAN     = keep.PhIBAN
 )
 
 // Text returns s with credentials and customer values replaced by

@@ -1,5 +1,7 @@
 package redact
 
+import "github.com/errtrail/errtrail/internal/keep"
+
 // Tokens recognised by their own shape, wherever they stand: JSON Web
 // Tokens, the key formats of well-known providers (fixed prefixes, as the
 // field's secret scanners list them), and long random strings that mix
@@ -230,5 +232,5 @@ func shortKeyAt(s string, i int) (int, bool) {
 	if j-i < 8 || j-i >= 32 || j < len(s) && (s[j] == '_' || s[j] == '-' || s[j] == '@') {
 		return 0, false
 	}
-	return j, mixedRun(s[i:j])
+	return j, keep.MixedRun(s[i:j])
 }

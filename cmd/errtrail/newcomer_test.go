@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/errtrail/errtrail/emit"
+	"github.com/errtrail/errtrail/emit/kafkapub"
 	"github.com/errtrail/errtrail/internal/stackload"
 	"github.com/errtrail/errtrail/lookup"
 )
@@ -67,11 +68,11 @@ func TestNewcomerPath(t *testing.T) {
 
 	// The agent and the client, each with its own publisher, as two
 	// processes would have.
-	agentPub, err := emit.NewPublisher(emit.PublisherConfig{Brokers: brokers, Topic: topic})
+	agentPub, err := kafkapub.New(kafkapub.Config{Brokers: brokers, Topic: topic})
 	if err != nil {
 		t.Fatal(err)
 	}
-	clientPub, err := emit.NewPublisher(emit.PublisherConfig{Brokers: brokers, Topic: topic})
+	clientPub, err := kafkapub.New(kafkapub.Config{Brokers: brokers, Topic: topic})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/errtrail/errtrail/emit"
+	"github.com/errtrail/errtrail/emit/kafkapub"
 	"github.com/errtrail/errtrail/internal/cliflags"
 )
 
@@ -68,7 +69,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.bodyReadTimeout, "http.body-read-timeout", 30*time.Second, "longest wait for the next bytes of a request body (gRPC streams excepted); a stalled body is answered 408 and not published")
 	fs.DurationVar(&o.idleTimeout, "http.idle-timeout", 2*time.Minute, "an idle keep-alive connection is closed after this")
 	brokers := fs.String("kafka.brokers", "127.0.0.1:19092", "Kafka bootstrap brokers, comma-separated")
-	fs.StringVar(&o.topic, "kafka.topic", emit.DefaultTopic, "topic the events are published to")
+	fs.StringVar(&o.topic, "kafka.topic", kafkapub.DefaultTopic, "topic the events are published to")
 	fs.StringVar(&o.agent, "agent", "", "name of the agent behind the tap (the events' agent)")
 	fs.StringVar(&o.source.ID, "source.id", "", "this tap's instance id (default: the host name)")
 	fs.StringVar(&o.source.Kind, "source.kind", emit.KindAgent, "agent (the tap stands for the agent) or gateway")

@@ -27,6 +27,8 @@ import (
 
 	"github.com/errtrail/errtrail/alerter"
 	"github.com/errtrail/errtrail/emit"
+	"github.com/errtrail/errtrail/emit/emitprom"
+	"github.com/errtrail/errtrail/emit/kafkapub"
 	"github.com/errtrail/errtrail/internal/stackload"
 )
 
@@ -228,7 +230,7 @@ func counter(c prometheus.Metric) int64 {
 }
 
 // dropped sums errtrail_emit_dropped_total over its reasons.
-func dropped(m *emit.Metrics) int64 {
+func dropped(m *emitprom.Metrics) int64 {
 	ch := make(chan prometheus.Metric, 16)
 	go func() { m.Dropped.Collect(ch); close(ch) }()
 	var n int64
@@ -283,8 +285,8 @@ func (c *chain) drive(n int) error {
 // the events the emitters report as sent.
 func TestGatewayManglingOnTheStack(t *testing.T) {
 	brokers, topic := kafkaTopic(t)
-	gwMetrics := emit.NewMetrics(prometheus.NewRegistry())
-	gwPub, err := emit.NewPublisher(emit.PublisherConfig{Brokers: brokers, Topic: topic, Metrics: gwMetrics})
+	gwMetrics := emitprom.NewMetrics(prometheus.NewRegistry())
+	gwPub, err := kafkapub.New(kafkapub.Config{Brokers: brokers, Topic: topic, Metrics: gwMetrics})
 	if err != nil {
 		t.Fatal(err)
 	}

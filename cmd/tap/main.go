@@ -35,7 +35,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/errtrail/errtrail/emit"
+	"github.com/errtrail/errtrail/emit/kafkapub"
 )
 
 func main() {
@@ -79,7 +79,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 func checkTopic(ctx context.Context, o *options) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := emit.CheckTopic(ctx, emit.PublisherConfig{Brokers: o.brokers, Topic: o.topic}); errors.Is(err, emit.ErrTopicMissing) {
+	if err := kafkapub.CheckTopic(ctx, kafkapub.Config{Brokers: o.brokers, Topic: o.topic}); errors.Is(err, kafkapub.ErrTopicMissing) {
 		return err
 	}
 	return nil

@@ -20,6 +20,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/errtrail/errtrail/emit"
+	"github.com/errtrail/errtrail/emit/emitprom"
+	"github.com/errtrail/errtrail/emit/kafkapub"
 )
 
 // tapMetrics are the tap's own counters; labels are fixed values.
@@ -374,8 +376,8 @@ func serve(ctx context.Context, o *options, log *slog.Logger, started func(proxy
 	begin := time.Now()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	pub, err := emit.NewPublisher(emit.PublisherConfig{Brokers: o.brokers, Topic: o.topic,
-		Metrics: emit.NewMetrics(reg), Logger: log})
+	pub, err := kafkapub.New(kafkapub.Config{Brokers: o.brokers, Topic: o.topic,
+		Metrics: emitprom.NewMetrics(reg), Logger: log})
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,8 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/errtrail/errtrail/emit"
+	"github.com/errtrail/errtrail/emit/emitgrpc"
+	"github.com/errtrail/errtrail/emit/kafkapub"
 )
 
 // executor answers by the message's first text: "crash" fails the call,
@@ -80,7 +82,7 @@ func main() {
 	grpcListen := flag.String("grpc.listen", "127.0.0.1:18081", "gRPC address")
 	agent := flag.String("agent", "research-agent", "the agent's name in the events")
 	brokers := flag.String("kafka.brokers", envOr("ERRTRAIL_KAFKA_BROKERS", "127.0.0.1:19092"), "Kafka brokers (default $ERRTRAIL_KAFKA_BROKERS)")
-	topic := flag.String("kafka.topic", envOr("ERRTRAIL_KAFKA_TOPIC", emit.DefaultTopic), "topic (default $ERRTRAIL_KAFKA_TOPIC)")
+	topic := flag.String("kafka.topic", envOr("ERRTRAIL_KAFKA_TOPIC", kafkapub.DefaultTopic), "topic (default $ERRTRAIL_KAFKA_TOPIC)")
 	burst := flag.Int("limit.burst", 3, "calls a caller may make at once")
 	refill := flag.Duration("limit.refill", 10*time.Second, "then one more call per this")
 	plain := flag.Bool("plain", false, "publish nothing (an unchanged agent, for examples/tap)")
@@ -109,18 +111,18 @@ func main() {
 	var streams []grpc.StreamServerInterceptor
 
 	// errtrail: one publisher, the middleware outermost, the interceptors first.
-	var pub *emit.Publisher
+	var pub *kafkapub.Publisher
 	if !*plain {
 		var err error
-		pub, err = emit.NewPublisher(emit.PublisherConfig{Brokers: strings.Split(*brokers, ","), Topic: *topic, Logger: log})
+		pub, err = kafkapub.New(kafkapub.Config{Brokers: strings.Split(*brokers, ","), Topic: *topic, Logger: log})
 		if err != nil {
 			log.Error("publisher", "err", err)
 			os.Exit(1)
 		}
 		handler = emit.Handler(handler, pub, emit.Config{Agent: *agent, Caller: emit.CallerFromHeader("X-Caller")})
-		gcfg := emit.GRPCConfig{Agent: *agent, Caller: emit.GRPCCallerFromMetadata("x-caller")}
-		unary = append([]grpc.UnaryServerInterceptor{emit.UnaryServerInterceptor(pub, gcfg)}, unary...)
-		streams = append(streams, emit.StreamServerInterceptor(pub, gcfg))
+		gcfg := emitgrpc.Config{Agent: *agent, Caller: emitgrpc.CallerFromMetadata("x-caller")}
+		unary = append([]grpc.UnaryServerInterceptor{emitgrpc.UnaryServerInterceptor(pub, gcfg)}, unary...)
+		streams = append(streams, emitgrpc.StreamServerInterceptor(pub, gcfg))
 	}
 
 	hl, err := net.Listen("tcp", *listen)

@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/errtrail/errtrail/emit"
+	"github.com/errtrail/errtrail/emit/kafkapub"
 )
 
 type searchIn struct {
@@ -55,7 +56,7 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:18090", "streamable HTTP address (the MCP endpoint is /mcp)")
 	agent := flag.String("agent", "inventory-mcp", "the server's name in the events")
 	brokers := flag.String("kafka.brokers", envOr("ERRTRAIL_KAFKA_BROKERS", "127.0.0.1:19092"), "Kafka brokers (default $ERRTRAIL_KAFKA_BROKERS)")
-	topic := flag.String("kafka.topic", envOr("ERRTRAIL_KAFKA_TOPIC", emit.DefaultTopic), "topic (default $ERRTRAIL_KAFKA_TOPIC)")
+	topic := flag.String("kafka.topic", envOr("ERRTRAIL_KAFKA_TOPIC", kafkapub.DefaultTopic), "topic (default $ERRTRAIL_KAFKA_TOPIC)")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -68,7 +69,7 @@ func main() {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 
-	pub, err := emit.NewPublisher(emit.PublisherConfig{Brokers: strings.Split(*brokers, ","), Topic: *topic, Logger: log})
+	pub, err := kafkapub.New(kafkapub.Config{Brokers: strings.Split(*brokers, ","), Topic: *topic, Logger: log})
 	if err != nil {
 		log.Error("publisher", "err", err)
 		os.Exit(1)

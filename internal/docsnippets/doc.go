@@ -7,7 +7,7 @@
 // A block is either a whole program (it has a package clause) or a
 // fragment: a block whose first line is
 //
-//	// fragment(pub *emit.Publisher, target string)
+//	// fragment(pub *kafkapub.Publisher, target string)
 //
 // is the body of a function with those parameters that returns an error;
 // the check wraps it so and imports the packages it names (emit, grpc,

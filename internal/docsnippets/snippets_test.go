@@ -128,7 +128,7 @@ func countIn(s []Snippet, file string) int {
 func TestDocSnippetsBreakFails(t *testing.T) {
 	root := testenv.ModuleRoot(t)
 	for _, c := range []struct{ name, md, want string }{
-		{"undefined", "# x\n\n```go\n// fragment(pub *emit.Publisher)\ndefer pub.Close(ctx)\n```\n", "broken.md:5"},
+		{"undefined", "# x\n\n```go\n// fragment(pub *kafkapub.Publisher)\ndefer pub.Close(ctx)\n```\n", "broken.md:5"},
 		{"vet", "```go\npackage main\n\nimport \"fmt\"\n\nfunc main() { fmt.Printf(\"%d\\n\", \"x\") }\n```\n", "broken.md:6"},
 		{"unmarked", "text\n```go\npub.Close(ctx)\n```\n", "broken.md:3"},
 	} {
@@ -145,7 +145,7 @@ func TestDocSnippetsBreakFails(t *testing.T) {
 		}
 	}
 	fixed := []Snippet{
-		{File: "fixed.md", Line: 4, Code: "// fragment(ctx context.Context, pub *emit.Publisher)\nif err := pub.Close(ctx); err != nil {\n\treturn err\n}\n"},
+		{File: "fixed.md", Line: 4, Code: "// fragment(ctx context.Context, pub *kafkapub.Publisher)\nif err := pub.Close(ctx); err != nil {\n\treturn err\n}\n"},
 		{File: "fixed.md", Line: 9, Code: "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Printf(\"%s\\n\", \"x\") }\n"},
 	}
 	if out, err := check(t, root, fixed); err != nil {
@@ -172,17 +172,17 @@ func TestUnitExtract(t *testing.T) {
 // TestUnitProgram (pure): a fragment is wrapped with the imports it names
 // and nothing else; a block that is neither is refused.
 func TestUnitProgram(t *testing.T) {
-	src, err := Program(Snippet{File: "d.md", Line: 3, Code: "// fragment(pub *emit.Publisher, lis net.Listener)\nsrv := grpc.NewServer()\n_ = pub\nreturn srv.Serve(lis)\n"})
+	src, err := Program(Snippet{File: "d.md", Line: 3, Code: "// fragment(pub *kafkapub.Publisher, lis net.Listener)\nsrv := grpc.NewServer()\n_ = pub\nreturn srv.Serve(lis)\n"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`import "github.com/errtrail/errtrail/emit"`, `import "google.golang.org/grpc"`, `import "net"`,
-		"func fragment(pub *emit.Publisher, lis net.Listener) error {\n//line d.md:4\n"} {
+	for _, want := range []string{`import "github.com/errtrail/errtrail/emit/kafkapub"`, `import "google.golang.org/grpc"`, `import "net"`,
+		"func fragment(pub *kafkapub.Publisher, lis net.Listener) error {\n//line d.md:4\n"} {
 		if !strings.Contains(src, want) {
 			t.Errorf("wrapped fragment lacks %q:\n%s", want, src)
 		}
 	}
-	if strings.Contains(src, `"net/http"`) || strings.Contains(src, `"context"`) {
+	if strings.Contains(src, `"net/http"`) || strings.Contains(src, `"context"`) || strings.Contains(src, `errtrail/emit"`) {
 		t.Errorf("wrapped fragment imports what it does not name:\n%s", src)
 	}
 	if _, err := Program(Snippet{File: "d.md", Line: 9, Code: "x := 1\n"}); err == nil || !strings.Contains(err.Error(), "d.md:9") {

@@ -1,4 +1,4 @@
-package emit
+package kafkapub
 
 import (
 	"context"
@@ -11,22 +11,22 @@ import (
 )
 
 // ErrTopicMissing is wrapped by CheckTopic's error when the brokers answer
-// that the topic does not exist. emit never creates a topic (a typo would
+// that the topic does not exist. The publisher never creates a topic (a typo would
 // create a topic nobody reads): until it is created every event is
 // dropped (errtrail_emit_dropped_total{reason="kafka_error"}).
-var ErrTopicMissing = errors.New("emit: topic does not exist")
+var ErrTopicMissing = errors.New("kafkapub: topic does not exist")
 
 // topicMissing is CheckTopic's error for a missing topic.
 type topicMissing struct{ topic, brokers string }
 
 func (e *topicMissing) Error() string {
-	return fmt.Sprintf("emit: topic %q does not exist on %s: every event is dropped until it is created "+
+	return fmt.Sprintf("kafkapub: topic %q does not exist on %s: every event is dropped until it is created "+
 		"(topics are not created for you; is the name right?)", e.topic, e.brokers)
 }
 
 func (e *topicMissing) Is(target error) bool { return target == ErrTopicMissing }
 
-// startCheckTimeout bounds the check NewPublisher makes in the background.
+// startCheckTimeout bounds the check New makes in the background.
 const startCheckTimeout = 10 * time.Second
 
 // CheckTopic asks cfg's brokers whether cfg's topic (DefaultTopic when
@@ -35,12 +35,12 @@ const startCheckTimeout = 10 * time.Second
 // answer that it does not; any other error when Kafka could not be asked
 // (unreachable, ctx ended): that says nothing about the topic.
 //
-// NewPublisher makes this check itself, in the background, and logs a
+// New makes this check itself, in the background, and logs a
 // missing topic at ERROR level; it never fails or delays a start. Call
 // CheckTopic when a start should fail instead (cmd/tap does); bound ctx,
 // as a broker that accepts connections and never answers keeps it waiting
 // until ctx ends.
-func CheckTopic(ctx context.Context, cfg PublisherConfig) error {
+func CheckTopic(ctx context.Context, cfg Config) error {
 	if len(cfg.Brokers) == 0 {
 		return errNoBrokers
 	}
@@ -59,7 +59,7 @@ func CheckTopic(ctx context.Context, cfg PublisherConfig) error {
 	// nothing, even on a broker that would create topics on demand.
 	res, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil {
-		return fmt.Errorf("emit: checking topic %q on %s: %w", topic, strings.Join(cfg.Brokers, ","), err)
+		return fmt.Errorf("kafkapub: checking topic %q on %s: %w", topic, strings.Join(cfg.Brokers, ","), err)
 	}
 	for _, t := range res.Topics {
 		if t.Name != topic {
@@ -69,14 +69,14 @@ func CheckTopic(ctx context.Context, cfg PublisherConfig) error {
 			return &topicMissing{topic, strings.Join(cfg.Brokers, ",")}
 		}
 		if t.Error != nil {
-			return fmt.Errorf("emit: checking topic %q on %s: %w", topic, strings.Join(cfg.Brokers, ","), t.Error)
+			return fmt.Errorf("kafkapub: checking topic %q on %s: %w", topic, strings.Join(cfg.Brokers, ","), t.Error)
 		}
 		return nil
 	}
 	return &topicMissing{topic, strings.Join(cfg.Brokers, ",")} // not listed
 }
 
-// checkAtStart is NewPublisher's background check: a missing topic is
+// checkAtStart is New's background check: a missing topic is
 // logged at ERROR, once; Kafka that cannot be asked is left to the write
 // path, which logs its failures. It ends when Close cancels writeCtx.
 func (p *Publisher) checkAtStart() {

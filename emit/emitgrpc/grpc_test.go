@@ -1,4 +1,4 @@
-package emit
+package emitgrpc
 
 import (
 	"context"
@@ -24,6 +24,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/errtrail/errtrail/emit"
+	"github.com/errtrail/errtrail/emit/internal/emittest"
+	"github.com/errtrail/errtrail/emit/kafkapub"
 	"github.com/errtrail/errtrail/internal/stackload"
 )
 
@@ -38,7 +41,7 @@ func grpcRateLimiter(over string) grpc.UnaryServerInterceptor {
 			st := status.New(codes.ResourceExhausted, "Caller "+over+" exceeded 60 SendMessage calls per minute")
 			st, err := st.WithDetails(
 				&errdetails.ErrorInfo{Reason: "RATE_LIMIT_EXCEEDED", Domain: "agents.example.com",
-					Metadata: map[string]string{"policy": "per-caller", "scope": "caller", "method": GRPCMethod(info.FullMethod)}},
+					Metadata: map[string]string{"policy": "per-caller", "scope": "caller", "method": emit.GRPCMethod(info.FullMethod)}},
 				&errdetails.RetryInfo{RetryDelay: durationpb.New(12 * time.Second)},
 				&errdetails.QuotaFailure{Violations: []*errdetails.QuotaFailure_Violation{{Subject: "caller:" + over, Description: "60 requests per 60 s"}}},
 			)
@@ -54,8 +57,8 @@ func grpcRateLimiter(over string) grpc.UnaryServerInterceptor {
 // a2aGRPCServer serves a real a2a-go v2 A2AService (the agentExec of
 // servers_test.go) with the emitter outermost and the rate limiter between
 // it and the handler.
-func a2aGRPCServer(t *testing.T, sink Sink, cfg GRPCConfig) string {
-	h := a2asrv.NewHandler(agentExec{}, a2asrv.WithCapabilityChecks(&a2a.AgentCapabilities{Streaming: true}))
+func a2aGRPCServer(t *testing.T, sink emit.Sink, cfg Config) string {
+	h := a2asrv.NewHandler(emittest.AgentExec{}, a2asrv.WithCapabilityChecks(&a2a.AgentCapabilities{Streaming: true}))
 	gs := grpc.NewServer(
 		grpc.ChainUnaryInterceptor(UnaryServerInterceptor(sink, cfg), grpcRateLimiter("orchestrator-7")),
 		grpc.ChainStreamInterceptor(StreamServerInterceptor(sink, cfg)),
@@ -145,7 +148,7 @@ func grpcText(err error, tr metadata.MD) []byte {
 	b.WriteString("GRPC 200\ncontent-type: application/grpc\n")
 	fmt.Fprintf(&b, "grpc-status: %d\n", st.Code())
 	if st.Message() != "" {
-		fmt.Fprintf(&b, "grpc-message: %s\n", pctEncode(st.Message()))
+		fmt.Fprintf(&b, "grpc-message: %s\n", emittest.PctEncode(st.Message()))
 	}
 	keys := make([]string, 0, len(tr))
 	for k := range tr {
@@ -163,21 +166,6 @@ func grpcText(err error, tr metadata.MD) []byte {
 	return []byte(b.String())
 }
 
-// pctEncode is the gRPC grpc-message encoding, written out again here so
-// the expected side does not use the code under test.
-func pctEncode(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < ' ' || c > '~' || c == '%' {
-			fmt.Fprintf(&b, "%%%02X", c)
-		} else {
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
 // TestGRPCRealServerThroughKafka runs a real a2a-go v2 gRPC agent wrapped
 // by the server interceptors and calls it through a client wrapped by the
 // client interceptors; each failing call publishes one agent event and one
@@ -187,14 +175,14 @@ func pctEncode(s string) string {
 // the gRPC text form; method, ids, caller and attempt are the call's. The
 // success publishes nothing.
 func TestGRPCRealServerThroughKafka(t *testing.T) {
-	brokers, topic := kafkaTopic(t)
-	pub, err := NewPublisher(PublisherConfig{Brokers: brokers, Topic: topic, Linger: 5 * time.Millisecond})
+	brokers, topic := emittest.KafkaTopic(t)
+	pub, err := kafkapub.New(kafkapub.Config{Brokers: brokers, Topic: topic, Linger: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	caller := GRPCCallerFromMetadata("x-caller")
-	addr := a2aGRPCServer(t, pub, GRPCConfig{Agent: "research-agent", Source: Source{ID: "agent-eu-1"}, Caller: caller})
-	ccfg := GRPCConfig{Agent: "research-agent", Source: Source{ID: "client-1"}, Caller: caller}
+	caller := CallerFromMetadata("x-caller")
+	addr := a2aGRPCServer(t, pub, Config{Agent: "research-agent", Source: emit.Source{ID: "agent-eu-1"}, Caller: caller})
+	ccfg := Config{Agent: "research-agent", Source: emit.Source{ID: "client-1"}, Caller: caller}
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithChainUnaryInterceptor(UnaryClientInterceptor(pub, ccfg)),
 		grpc.WithChainStreamInterceptor(StreamClientInterceptor(pub, ccfg)))
@@ -227,15 +215,15 @@ func TestGRPCRealServerThroughKafka(t *testing.T) {
 	if err := pub.Close(ctx); err != nil {
 		t.Fatalf("close: %v", err)
 	}
-	evs := readEvents(t, brokers, topic, n)
+	evs := emittest.ReadEvents(t, brokers, topic, n)
 	seen := map[string]bool{}
 	var stored []stackload.StoredCase
 	for _, ev := range evs {
-		validEvent(t, ev)
+		emittest.ValidEvent(t, ev)
 		if strings.Contains(string(ev), "eyJhbGciOiJIUzI1NiJ9") || strings.Contains(string(ev), "lead-7781\"]") {
 			t.Errorf("credential in event %s", ev)
 		}
-		ec := parseEventContext(t, ev)
+		ec := emittest.ParseEventContext(t, ev)
 		name := ec.Request.HTTPRequestID
 		key := name + "/" + ec.Source.Kind
 		cl, ok := want[name]
@@ -244,7 +232,7 @@ func TestGRPCRealServerThroughKafka(t *testing.T) {
 			continue
 		}
 		seen[key] = true
-		rec := sameRecord(t, key, ev, wires[name], "")
+		rec := emittest.SameRecord(t, key, ev, wires[name], "")
 		stored = append(stored, stackload.StoredCase{Name: key, EventID: ec.EventID, Wire: rec})
 		if cl.code != "" && rec.Code != cl.code && rec.Reason != cl.code {
 			t.Errorf("%s: code %q reason %q; want %s", key, rec.Code, rec.Reason, cl.code)
@@ -268,38 +256,11 @@ func TestGRPCRealServerThroughKafka(t *testing.T) {
 	stackload.CheckStored(t, topic, len(evs), stored)
 }
 
-func TestGRPCMethod(t *testing.T) {
-	for in, want := range map[string]string{
-		"/lf.a2a.v1.A2AService/SendMessage": "SendMessage",
-		"/a2a.v1.A2AService/GetTask":        "GetTask",
-		"/A2AService/CancelTask":            "CancelTask",
-		"/grpc.health.v1.Health/Check":      "/grpc.health.v1.Health/Check",
-		"/pkg.NotA2AService/X":              "/pkg.NotA2AService/X",
-		"":                                  "",
-	} {
-		if got := GRPCMethod(in); got != want {
-			t.Errorf("GRPCMethod(%q) = %q; want %q", in, got, want)
-		}
-	}
-}
-
-func TestGRPCEncodeMessage(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain text":  "plain text",
-		"100% full":   "100%25 full",
-		"naïve\nline": "na%C3%AFve%0Aline",
-	} {
-		if got := GRPCEncodeMessage(in); got != want || got != pctEncode(in) {
-			t.Errorf("GRPCEncodeMessage(%q) = %q; want %q", in, got, want)
-		}
-	}
-}
-
 // TestGRPCSuccessAllocs: a unary call that ends OK costs the interceptors
 // no allocation, server or client side.
 func TestGRPCSuccessAllocs(t *testing.T) {
-	srv := UnaryServerInterceptor(nopSink{}, GRPCConfig{Agent: "a"})
-	cli := UnaryClientInterceptor(nopSink{}, GRPCConfig{Agent: "a"})
+	srv := UnaryServerInterceptor(nopSink{}, Config{Agent: "a"})
+	cli := UnaryClientInterceptor(nopSink{}, Config{Agent: "a"})
 	ctx := context.Background()
 	info := &grpc.UnaryServerInfo{FullMethod: "/lf.a2a.v1.A2AService/GetTask"}
 	req := &pb.GetTaskRequest{Id: "t-1"}
@@ -318,7 +279,7 @@ func TestGRPCSuccessAllocs(t *testing.T) {
 // BenchmarkGRPCInterceptors: a successful unary call with no interceptor
 // ("base") and through each interceptor, and a failing one. Opt-in:
 //
-//	go test ./emit -run '^$' -bench GRPC -benchmem
+//	go test ./emit -run '^$' -bench emit.GRPC -benchmem
 func BenchmarkGRPCInterceptors(b *testing.B) {
 	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("x-request-id", "r-1", ":authority", "agent:443"))
 	info := &grpc.UnaryServerInfo{FullMethod: "/lf.a2a.v1.A2AService/GetTask"}
@@ -327,8 +288,8 @@ func BenchmarkGRPCInterceptors(b *testing.B) {
 	fail := func(ctx context.Context, req any) (any, error) {
 		return nil, status.Error(codes.NotFound, "task not found")
 	}
-	srv := UnaryServerInterceptor(nopSink{}, GRPCConfig{Agent: "a"})
-	cli := UnaryClientInterceptor(nopSink{}, GRPCConfig{Agent: "a"})
+	srv := UnaryServerInterceptor(nopSink{}, Config{Agent: "a"})
+	cli := UnaryClientInterceptor(nopSink{}, Config{Agent: "a"})
 	inv := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, opts ...grpc.CallOption) error {
 		return nil
 	}
@@ -356,4 +317,15 @@ func BenchmarkGRPCInterceptors(b *testing.B) {
 			srv(ctx, req, info, fail)
 		}
 	})
+}
+
+const missingTask = "00000000-0000-4000-8000-00000000dead"
+
+// nopSink marshals each event and keeps nothing.
+type nopSink struct{}
+
+func (nopSink) Publish(ev *emit.Event) bool {
+	b, _ := ev.AppendJSON(make([]byte, 0, 1024))
+	_ = b
+	return true
 }

@@ -1,4 +1,4 @@
-package emit
+package kafkapub
 
 import (
 	"bytes"
@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/errtrail/errtrail/emit"
+	"github.com/errtrail/errtrail/emit/internal/emittest"
 )
 
 // syncBuffer is a log sink the publisher's goroutines may write to while
@@ -38,15 +39,15 @@ func (s *syncBuffer) String() string {
 // broker creates topics on demand for clients that ask it to); a broker
 // that cannot be reached is an error that is not ErrTopicMissing.
 func TestCheckTopic(t *testing.T) {
-	brokers, topic := kafkaTopic(t)
+	brokers, topic := emittest.KafkaTopic(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := CheckTopic(ctx, PublisherConfig{Brokers: brokers, Topic: topic}); err != nil {
+	if err := CheckTopic(ctx, Config{Brokers: brokers, Topic: topic}); err != nil {
 		t.Fatalf("existing topic %s: %v", topic, err)
 	}
 	missing := fmt.Sprintf("errtrail.emit-test.typo.%d", time.Now().UnixNano())
 	for i := 0; i < 2; i++ { // the second check finds it still missing: the first created nothing
-		err := CheckTopic(ctx, PublisherConfig{Brokers: brokers, Topic: missing})
+		err := CheckTopic(ctx, Config{Brokers: brokers, Topic: missing})
 		if !errors.Is(err, ErrTopicMissing) {
 			t.Fatalf("check %d of missing topic: %v, want ErrTopicMissing", i+1, err)
 		}
@@ -54,11 +55,11 @@ func TestCheckTopic(t *testing.T) {
 			t.Fatalf("error does not name the topic or say it is not created: %v", err)
 		}
 	}
-	err := CheckTopic(ctx, PublisherConfig{Brokers: []string{closedPort(t)}, Topic: topic})
+	err := CheckTopic(ctx, Config{Brokers: []string{closedPort(t)}, Topic: topic})
 	if err == nil || errors.Is(err, ErrTopicMissing) {
 		t.Fatalf("unreachable broker: %v, want an error that is not ErrTopicMissing", err)
 	}
-	if err := CheckTopic(ctx, PublisherConfig{}); !errors.Is(err, errNoBrokers) {
+	if err := CheckTopic(ctx, Config{}); !errors.Is(err, errNoBrokers) {
 		t.Fatalf("no brokers: %v", err)
 	}
 }
@@ -68,12 +69,12 @@ func TestCheckTopic(t *testing.T) {
 // and drops what it is given as kafka_error; a publisher to an existing
 // topic, or to a broker it cannot reach, logs no such line.
 func TestPublisherSaysTopicMissing(t *testing.T) {
-	brokers, topic := kafkaTopic(t)
+	brokers, topic := emittest.KafkaTopic(t)
 	missing := fmt.Sprintf("errtrail.emit-test.typo.%d", time.Now().UnixNano())
-	start := func(brokers []string, topic string) (*Publisher, *Metrics, *syncBuffer) {
+	start := func(brokers []string, topic string) (*Publisher, *testMetrics, *syncBuffer) {
 		var logs syncBuffer
-		m := NewMetrics(prometheus.NewRegistry())
-		p, err := NewPublisher(PublisherConfig{Brokers: brokers, Topic: topic, Metrics: m, Linger: time.Millisecond,
+		m := newTestMetrics()
+		p, err := New(Config{Brokers: brokers, Topic: topic, Metrics: m, Linger: time.Millisecond,
 			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		if err != nil {
 			t.Fatal(err)
@@ -92,7 +93,7 @@ func TestPublisherSaysTopicMissing(t *testing.T) {
 	if errorLines != 1 || !strings.Contains(logs.String(), missing) || !strings.Contains(logs.String(), "does not exist") {
 		t.Fatalf("missing topic: %d ERROR lines, want 1 naming %s:\n%s", errorLines, missing, logs)
 	}
-	p.Publish(&Event{Source: Source{Kind: KindAgent, ID: "a"}, EventID: "e-1", Reply: Reply{HTTPStatus: 500}})
+	p.Publish(&emit.Event{Source: emit.Source{Kind: emit.KindAgent, ID: "a"}, EventID: "e-1", Reply: emit.Reply{HTTPStatus: 500}})
 	for deadline := time.Now().Add(time.Minute); dropped(m, DropKafkaError) < 1 && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -1,4 +1,4 @@
-package emit
+package kafkapub
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
+	"github.com/errtrail/errtrail/emit"
 )
 
 // DefaultTopic is the contract's default topic.
@@ -19,8 +21,8 @@ const DefaultTopic = "errtrail.replies"
 // (--parse.max-bytes); larger ones are dropped as too_large here.
 const MaxEventBytes = 1 << 20
 
-// PublisherConfig configures a Publisher. Zero values take the defaults.
-type PublisherConfig struct {
+// Config configures a Publisher. Zero values take the defaults.
+type Config struct {
 	Brokers []string // host:port of one or more brokers
 	Topic   string   // DefaultTopic
 
@@ -34,11 +36,11 @@ type PublisherConfig struct {
 	Compression  kafka.Compression // kafka.Lz4
 	MaxAttempts  int               // attempts per batch inside kafka-go (3)
 	Transport    kafka.RoundTripper
-	Metrics      *Metrics     // NewMetrics(nil) when nil
+	Metrics      Metrics      // counts nothing when nil; emitprom.NewMetrics for Prometheus
 	Logger       *slog.Logger // Kafka failures, at most one line per 10 s; slog.Default when nil
 }
 
-func (c *PublisherConfig) defaults() {
+func (c *Config) defaults() {
 	if c.Topic == "" {
 		c.Topic = DefaultTopic
 	}
@@ -64,7 +66,7 @@ func (c *PublisherConfig) defaults() {
 		c.MaxAttempts = 3
 	}
 	if c.Metrics == nil {
-		c.Metrics = NewMetrics(nil)
+		c.Metrics = noMetrics{}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -76,10 +78,10 @@ func (c *PublisherConfig) defaults() {
 // the event is marshaled, put in the queue or dropped and counted. It is
 // safe for concurrent use.
 type Publisher struct {
-	cfg PublisherConfig
+	cfg Config
 	w   *kafka.Writer
 	q   chan []byte
-	m   *Metrics
+	m   Metrics
 
 	mu     sync.RWMutex // Publish holds it shared; Close takes it to refuse later events
 	closed bool
@@ -92,14 +94,14 @@ type Publisher struct {
 	lastLog  atomic.Int64
 }
 
-var errNoBrokers = errors.New("emit: no Kafka brokers")
+var errNoBrokers = errors.New("kafkapub: no Kafka brokers")
 
-// NewPublisher starts a publisher. It does not wait for Kafka: a broker that
+// New starts a publisher. It does not wait for Kafka: a broker that
 // is down costs dropped events, never a failed or delayed start. In the
 // background it checks that the topic exists and logs at ERROR level when
 // the brokers say it does not (CheckTopic: topics are not created for you,
 // and every event to a missing topic is dropped).
-func NewPublisher(cfg PublisherConfig) (*Publisher, error) {
+func New(cfg Config) (*Publisher, error) {
 	cfg.defaults()
 	if len(cfg.Brokers) == 0 {
 		return nil, errNoBrokers
@@ -124,7 +126,7 @@ func NewPublisher(cfg PublisherConfig) (*Publisher, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Publisher{cfg: cfg, w: w, q: make(chan []byte, cfg.QueueSize), m: cfg.Metrics,
 		stop: make(chan struct{}), done: make(chan struct{}), checked: make(chan struct{}), abort: cancel, writeCtx: ctx}
-	p.m.queue = func() float64 { return float64(len(p.q)) }
+	p.m.SetQueueLength(p.QueueLen)
 	go p.loop()
 	go p.checkAtStart()
 	return p, nil
@@ -132,10 +134,10 @@ func NewPublisher(cfg PublisherConfig) (*Publisher, error) {
 
 // Publish marshals ev and queues it. It returns false when the event was
 // dropped (and counted). It does not keep ev or anything ev points to.
-func (p *Publisher) Publish(ev *Event) bool {
+func (p *Publisher) Publish(ev *emit.Event) bool {
 	b, err := ev.AppendJSON(make([]byte, 0, 512+len(ev.Reply.Body)+len(ev.Reply.Body)/8))
 	if err != nil {
-		p.m.drop(DropInvalid, 1)
+		p.m.AddDropped(DropInvalid, 1)
 		return false
 	}
 	return p.PublishJSON(b)
@@ -145,24 +147,28 @@ func (p *Publisher) Publish(ev *Event) bool {
 // publisher owns b from now on.
 func (p *Publisher) PublishJSON(b []byte) bool {
 	if len(b) > MaxEventBytes {
-		p.m.drop(DropTooLarge, 1)
+		p.m.AddDropped(DropTooLarge, 1)
 		return false
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
-		p.m.drop(DropClosed, 1)
+		p.m.AddDropped(DropClosed, 1)
 		return false
 	}
 	select {
 	case p.q <- b:
-		p.m.Queued.Inc()
+		p.m.AddQueued(1)
 		return true
 	default:
-		p.m.drop(DropQueueFull, 1)
+		p.m.AddDropped(DropQueueFull, 1)
 		return false
 	}
 }
+
+// CountDrop implements emit.DropCounter: the builders' drops are counted
+// with the publisher's.
+func (p *Publisher) CountDrop(reason string) { p.m.AddDropped(reason, 1) }
 
 // QueueLen returns the number of events waiting.
 func (p *Publisher) QueueLen() int { return len(p.q) }
@@ -251,7 +257,7 @@ func (p *Publisher) drain(batch []kafka.Message) {
 			return
 		}
 		if p.writeCtx.Err() != nil {
-			p.m.drop(DropClosed, len(batch)+len(p.q))
+			p.m.AddDropped(DropClosed, len(batch)+len(p.q))
 			for len(p.q) > 0 {
 				<-p.q
 			}
@@ -277,10 +283,10 @@ func (p *Publisher) write(batch []kafka.Message) {
 		if p.writeCtx.Err() != nil {
 			reason = DropClosed // cut short by Close's deadline
 		}
-		p.m.drop(reason, failed)
+		p.m.AddDropped(reason, failed)
 		p.logFailure(err, failed)
 	}
-	p.m.Sent.Add(float64(len(batch) - failed))
+	p.m.AddSent(len(batch) - failed)
 	for i := range batch {
 		batch[i] = kafka.Message{}
 	}
@@ -291,6 +297,6 @@ func (p *Publisher) logFailure(err error, n int) {
 	if last := p.lastLog.Load(); now-last < int64(10*time.Second) || !p.lastLog.CompareAndSwap(last, now) {
 		return
 	}
-	p.cfg.Logger.Warn("emit: Kafka write failed, events dropped", "events", n, "topic", p.cfg.Topic,
+	p.cfg.Logger.Warn("kafkapub: Kafka write failed, events dropped", "events", n, "topic", p.cfg.Topic,
 		"brokers", strings.Join(p.cfg.Brokers, ","), "err", err)
 }

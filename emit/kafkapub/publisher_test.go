@@ -1,4 +1,4 @@
-package emit
+package kafkapub
 
 import (
 	"bytes"
@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/errtrail/errtrail/emit"
+	"github.com/errtrail/errtrail/emit/internal/emittest"
 )
 
 func closedPort(t *testing.T) string {
@@ -52,20 +52,18 @@ func blackhole(t *testing.T) string {
 	return l.Addr().String()
 }
 
-func dropped(m *Metrics, reason string) int {
-	return int(testutil.ToFloat64(m.Dropped.WithLabelValues(reason)))
-}
+func dropped(m *testMetrics, reason string) int { return int(m.dropped(reason)) }
 
 // TestPublisherQueueFullDeadBroker (no Kafka: a broker that hangs): Publish
 // returns at once whatever Kafka does; past the queue, events are dropped
 // and counted; Close gives up at its deadline and counts the rest.
 func TestPublisherQueueFullDeadBroker(t *testing.T) {
-	m := NewMetrics(prometheus.NewRegistry())
-	p, err := NewPublisher(PublisherConfig{Brokers: []string{blackhole(t)}, QueueSize: 4, BatchSize: 2, Metrics: m, WriteTimeout: time.Minute})
+	m := newTestMetrics()
+	p, err := New(Config{Brokers: []string{blackhole(t)}, QueueSize: 4, BatchSize: 2, Metrics: m, WriteTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := &Event{ObservedAt: time.Now(), Reply: Reply{HTTPStatus: 503, Body: []byte(`{"error":{"code":503}}`)}}
+	ev := &emit.Event{ObservedAt: time.Now(), Reply: emit.Reply{HTTPStatus: 503, Body: []byte(`{"error":{"code":503}}`)}}
 	accepted := 0
 	for i := 0; i < 1000; i++ {
 		if p.Publish(ev) {
@@ -87,7 +85,7 @@ func TestPublisherQueueFullDeadBroker(t *testing.T) {
 	if p.Publish(ev) || dropped(m, DropClosed)+dropped(m, DropKafkaError) != accepted+1 {
 		t.Fatalf("after Close: closed %d kafka %d of %d", dropped(m, DropClosed), dropped(m, DropKafkaError), accepted+1)
 	}
-	if s := testutil.ToFloat64(m.Sent); s != 0 {
+	if s := float64(m.sent.Load()); s != 0 {
 		t.Fatalf("sent %v to a dead broker", s)
 	}
 }
@@ -98,16 +96,16 @@ func TestPublisherQueueFullDeadBroker(t *testing.T) {
 // stuck on its first batch, and the drop counter says how many events were
 // lost.
 func TestKafkaDownRepliesUnchanged(t *testing.T) {
-	m := NewMetrics(prometheus.NewRegistry())
-	p, err := NewPublisher(PublisherConfig{Brokers: []string{blackhole(t)}, QueueSize: 2, BatchSize: 1, Metrics: m, WriteTimeout: time.Minute})
+	m := newTestMetrics()
+	p, err := New(Config{Brokers: []string{blackhole(t)}, QueueSize: 2, BatchSize: 1, Metrics: m, WriteTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := rateLimiter(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
-	plain, wrapped := httptest.NewServer(h), httptest.NewServer(Handler(h, p, Config{}))
+	h := emittest.RateLimiter(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	plain, wrapped := httptest.NewServer(h), httptest.NewServer(emit.Handler(h, p, emit.Config{}))
 	defer plain.Close()
 	defer wrapped.Close()
-	c := newWire()
+	c := emittest.NewWire()
 	const n = 20
 	for i := 0; i < n; i++ {
 		var got [2][]byte
@@ -120,16 +118,16 @@ func TestKafkaDownRepliesUnchanged(t *testing.T) {
 			}
 			io.ReadAll(resp.Body)
 			resp.Body.Close()
-			got[j] = withoutDate(c.last())
+			got[j] = emittest.WithoutDate(c.Last())
 		}
 		if !bytes.Equal(got[0], got[1]) {
 			t.Fatalf("reply %d differs:\n%q\n%q", i, got[0], got[1])
 		}
 	}
-	if s := testutil.ToFloat64(m.Sent); s != 0 || dropped(m, DropKafkaError) != 0 {
+	if s := float64(m.sent.Load()); s != 0 || dropped(m, DropKafkaError) != 0 {
 		t.Fatalf("the publisher finished a batch (sent %v) before the replies: the test proves nothing", s)
 	}
-	queued := int(testutil.ToFloat64(m.Queued))
+	queued := int(float64(m.queued.Load()))
 	if full := dropped(m, DropQueueFull); full+queued != n || full < n-3 {
 		t.Fatalf("queued %d + queue_full %d != %d", queued, full, n)
 	}
@@ -147,12 +145,12 @@ func TestKafkaDownRepliesUnchanged(t *testing.T) {
 // TestPublisherKafkaRefused (no Kafka: a closed port): a batch Kafka
 // cannot take is dropped and counted as kafka_error, not retried forever.
 func TestPublisherKafkaRefused(t *testing.T) {
-	m := NewMetrics(prometheus.NewRegistry())
-	p, err := NewPublisher(PublisherConfig{Brokers: []string{closedPort(t)}, Metrics: m, Linger: time.Millisecond})
+	m := newTestMetrics()
+	p, err := New(Config{Brokers: []string{closedPort(t)}, Metrics: m, Linger: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := &Event{ObservedAt: time.Now(), Reply: Reply{HTTPStatus: 500}}
+	ev := &emit.Event{ObservedAt: time.Now(), Reply: emit.Reply{HTTPStatus: 500}}
 	for i := 0; i < 3; i++ {
 		p.Publish(ev)
 	}
@@ -169,29 +167,29 @@ func TestPublisherKafkaRefused(t *testing.T) {
 // TestPublisherCloseFlushes (real Kafka): Close sends everything queued
 // within its deadline, and Kafka holds every event.
 func TestPublisherCloseFlushes(t *testing.T) {
-	brokers, topic := kafkaTopic(t)
-	m := NewMetrics(prometheus.NewRegistry())
-	p, err := NewPublisher(PublisherConfig{Brokers: brokers, Topic: topic, Metrics: m, Linger: time.Second})
+	brokers, topic := emittest.KafkaTopic(t)
+	m := newTestMetrics()
+	p, err := New(Config{Brokers: brokers, Topic: topic, Metrics: m, Linger: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := NewObserver(p, Source{Kind: KindGateway, ID: "gw-1"})
+	o := emit.NewObserver(p, emit.Source{Kind: emit.KindGateway, ID: "gw-1"})
 	for i := 0; i < 300; i++ {
-		o.Publish(&Event{Reply: Reply{HTTPStatus: 500, Body: []byte(`{"error":{"code":500,"status":"INTERNAL","message":"x"}}`)}})
+		o.Publish(&emit.Event{Reply: emit.Reply{HTTPStatus: 500, Body: []byte(`{"error":{"code":500,"status":"INTERNAL","message":"x"}}`)}})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := p.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if s := testutil.ToFloat64(m.Sent); s != 300 {
+	if s := float64(m.sent.Load()); s != 300 {
 		t.Fatalf("sent %v of 300", s)
 	}
-	evs := readEvents(t, brokers, topic, 300)
+	evs := emittest.ReadEvents(t, brokers, topic, 300)
 	ids := map[string]bool{}
 	for _, ev := range evs {
-		validEvent(t, ev)
-		ids[parseEventContext(t, ev).EventID] = true
+		emittest.ValidEvent(t, ev)
+		ids[emittest.ParseEventContext(t, ev).EventID] = true
 	}
 	if len(ids) != 300 {
 		t.Fatalf("%d distinct event ids of 300", len(ids))

@@ -1,4 +1,4 @@
-package emit
+package emittest
 
 import (
 	"bytes"
@@ -9,10 +9,10 @@ import (
 	"sync"
 )
 
-// wire is a test HTTP client that records the bytes each response arrived
+// Wire is a test HTTP client that records the bytes each response arrived
 // as (one connection per request), to decode "what the client received on
 // the wire".
-type wire struct {
+type Wire struct {
 	mu    sync.Mutex
 	conns []*recConn
 	*http.Client
@@ -32,8 +32,9 @@ func (c *recConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func newWire() *wire {
-	w := &wire{}
+// NewWire returns a Wire.
+func NewWire() *Wire {
+	w := &Wire{}
 	var d net.Dialer
 	tr := &http.Transport{DisableKeepAlives: true, DisableCompression: true,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -51,8 +52,8 @@ func newWire() *wire {
 	return w
 }
 
-// last returns the bytes of the most recent response.
-func (w *wire) last() []byte {
+// Last returns the bytes of the most recent response.
+func (w *Wire) Last() []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	c := w.conns[len(w.conns)-1]
@@ -63,5 +64,5 @@ func (w *wire) last() []byte {
 
 var dateLine = regexp.MustCompile(`(?m)^Date: .*\r\n`)
 
-// withoutDate drops the Date header, the one field two runs differ in.
-func withoutDate(b []byte) []byte { return dateLine.ReplaceAll(b, nil) }
+// WithoutDate drops the Date header, the one field two runs differ in.
+func WithoutDate(b []byte) []byte { return dateLine.ReplaceAll(b, nil) }

@@ -1,10 +1,16 @@
-package emit
+// Package emitgrpc publishes the error replies of gRPC servers and clients
+// to errtrail: interceptors, unary and stream, for a server (source kind
+// agent) and a client (kind client, or gateway when configured), to an
+// emit.Sink such as kafkapub's Publisher. It is apart from emit so that an
+// HTTP agent does not link grpc-go.
+package emitgrpc
 
 import (
 	"context"
 	"encoding/base64"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,7 +22,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/errtrail/errtrail/redact"
+	"github.com/errtrail/errtrail/emit"
+	"github.com/errtrail/errtrail/internal/keep"
 )
 
 // This file holds the gRPC interceptors: unary and stream, server (source
@@ -28,27 +35,27 @@ import (
 // wrapper that sees the first request message and, on the client, the
 // error). Metadata, ids and the event are read and built only for an error.
 
-// GRPCConfig says how the gRPC interceptors fill an event. Zero values take
+// Config says how the gRPC interceptors fill an event. Zero values take
 // the defaults.
-type GRPCConfig struct {
-	// Source of the events. Kind defaults to KindAgent for the server
-	// interceptors and KindClient for the client ones (set KindGateway for
+type Config struct {
+	// Source of the events. Kind defaults to emit.KindAgent for the server
+	// interceptors and emit.KindClient for the client ones (set emit.KindGateway for
 	// a gateway); ID to the host name.
-	Source Source
+	Source emit.Source
 	// Agent names the agent that answered.
 	Agent string
 	// Endpoint is the service the request was sent to; by default
 	// grpc://host:port from the request's :authority (server) or the
 	// ClientConn's target without its resolver scheme (client). The method
 	// is not part of it (the event's method says it; the endpoint rule would
-	// take a dotted service name for a value). Cleaned (CleanEndpoint).
+	// take a dotted service name for a value). Cleaned (emit.CleanEndpoint).
 	Endpoint string
 	// Caller says who sent the request, from the request's metadata (the
 	// incoming metadata on a server, the outgoing one on a client) or its
-	// context: GRPCCallerFromMetadata("x-caller"), GRPCCallerFromPeer, or an
+	// context: CallerFromMetadata("x-caller"), CallerFromPeer, or an
 	// auth subject. Never a token: the value is published as it is.
 	Caller func(ctx context.Context, md metadata.MD) string
-	// Method turns the gRPC full method into the event's method; GRPCMethod
+	// Method turns the gRPC full method into the event's method; emit.GRPCMethod
 	// by default.
 	Method func(fullMethod string) string
 	// RequestIDs reads the A2A message and task ids from a request message
@@ -61,12 +68,12 @@ type GRPCConfig struct {
 	IdempotencyHeader string // "idempotency-key"
 }
 
-func (c *GRPCConfig) defaults(kind string) {
+func (c *Config) defaults(kind string) {
 	if c.Source.Kind == "" {
 		c.Source.Kind = kind
 	}
 	if c.Method == nil {
-		c.Method = GRPCMethod
+		c.Method = emit.GRPCMethod
 	}
 	if c.RequestIDs == nil {
 		c.RequestIDs = A2AProtoIDs
@@ -81,24 +88,6 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// GRPCMethod maps a gRPC full method to the event's method: a method of an
-// A2A service (a service named A2AService in any package, such as
-// /lf.a2a.v1.A2AService/SendMessage or /a2a.v1.A2AService/GetTask) is its
-// A2A method name (SendMessage, GetTask): A2A's gRPC methods carry the
-// names of its JSON-RPC methods. Any other full method is kept as it is
-// (/pkg.Service/Method).
-func GRPCMethod(fullMethod string) string {
-	i := strings.LastIndexByte(fullMethod, '/')
-	if i <= 0 {
-		return fullMethod
-	}
-	svc := fullMethod[:i]
-	if svc == "/A2AService" || strings.HasSuffix(svc, ".A2AService") {
-		return fullMethod[i+1:]
-	}
-	return fullMethod
 }
 
 // A2AProtoIDs reads the A2A ids of an A2A v1 request message by field
@@ -137,19 +126,19 @@ func strField(m protoreflect.Message, name protoreflect.Name) string {
 	return m.Get(f).String()
 }
 
-// GRPCCallerFromMetadata returns a Caller that reads a metadata key. A key
+// CallerFromMetadata returns a Caller that reads a metadata key. A key
 // that carries credentials (authorization, x-api-key, …) is never read.
-func GRPCCallerFromMetadata(key string) func(context.Context, metadata.MD) string {
+func CallerFromMetadata(key string) func(context.Context, metadata.MD) string {
 	key = strings.ToLower(key)
-	if redact.SensitiveHeader(key) {
+	if keep.SensitiveHeader(key) {
 		return func(context.Context, metadata.MD) string { return "" }
 	}
 	return func(_ context.Context, md metadata.MD) string { return first(md, key) }
 }
 
-// GRPCCallerFromPeer is a Caller that takes the common name of the
+// CallerFromPeer is a Caller that takes the common name of the
 // verified mTLS client certificate of the call's peer (empty without one).
-func GRPCCallerFromPeer(ctx context.Context, _ metadata.MD) string {
+func CallerFromPeer(ctx context.Context, _ metadata.MD) string {
 	p, ok := peer.FromContext(ctx)
 	if !ok || p.AuthInfo == nil {
 		return ""
@@ -170,13 +159,13 @@ func first(md metadata.MD, key string) string {
 
 // grpcEmitter builds and publishes the events of one interceptor.
 type grpcEmitter struct {
-	cfg GRPCConfig
-	obs *Observer
+	cfg Config
+	obs *emit.Observer
 }
 
-func newGRPCEmitter(sink Sink, cfg GRPCConfig, kind string) *grpcEmitter {
+func newGRPCEmitter(sink emit.Sink, cfg Config, kind string) *grpcEmitter {
 	cfg.defaults(kind)
-	o := NewObserver(sink, cfg.Source)
+	o := emit.NewObserver(sink, cfg.Source)
 	o.IdempotencyHeader = cfg.IdempotencyHeader
 	return &grpcEmitter{cfg: cfg, obs: o}
 }
@@ -184,8 +173,8 @@ func newGRPCEmitter(sink Sink, cfg GRPCConfig, kind string) *grpcEmitter {
 // UnaryServerInterceptor publishes an event (source kind agent) for every
 // unary call whose handler returns a non-OK status. Put it first in the
 // chain so it sees what later interceptors (auth, rate limits) answer.
-func UnaryServerInterceptor(sink Sink, cfg GRPCConfig) grpc.UnaryServerInterceptor {
-	e := newGRPCEmitter(sink, cfg, KindAgent)
+func UnaryServerInterceptor(sink emit.Sink, cfg Config) grpc.UnaryServerInterceptor {
+	e := newGRPCEmitter(sink, cfg, emit.KindAgent)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		resp, err := handler(ctx, req)
 		if err != nil {
@@ -197,8 +186,8 @@ func UnaryServerInterceptor(sink Sink, cfg GRPCConfig) grpc.UnaryServerIntercept
 
 // StreamServerInterceptor publishes an event (source kind agent) for every
 // stream whose handler returns a non-OK status.
-func StreamServerInterceptor(sink Sink, cfg GRPCConfig) grpc.StreamServerInterceptor {
-	e := newGRPCEmitter(sink, cfg, KindAgent)
+func StreamServerInterceptor(sink emit.Sink, cfg Config) grpc.StreamServerInterceptor {
+	e := newGRPCEmitter(sink, cfg, emit.KindAgent)
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		w := &serverStream{ServerStream: ss}
 		err := handler(srv, w)
@@ -240,10 +229,10 @@ func (e *grpcEmitter) server(ctx context.Context, fullMethod string, req any, er
 	if base == "" {
 		base = grpcEndpoint(first(md, ":authority"))
 	}
-	var trailers []Header
+	var trailers []emit.Header
 	if p := st.Proto(); len(p.GetDetails()) > 0 {
 		if b, err := proto.Marshal(p); err == nil {
-			trailers = append(trailers, Header{"grpc-status-details-bin", base64.RawStdEncoding.EncodeToString(b)})
+			trailers = append(trailers, emit.Header{Name: "grpc-status-details-bin", Value: base64.RawStdEncoding.EncodeToString(b)})
 		}
 	}
 	e.publish(ctx, md, base, fullMethod, req, st, trailers)
@@ -256,8 +245,8 @@ func (e *grpcEmitter) server(ctx context.Context, fullMethod string, req any, er
 // again (grpc-go keeps the details it received, so this is the same
 // google.rpc.Status; a mismatched or unparseable details-bin, which grpc-go
 // reports as INTERNAL, is then not published as sent).
-func UnaryClientInterceptor(sink Sink, cfg GRPCConfig) grpc.UnaryClientInterceptor {
-	e := newGRPCEmitter(sink, cfg, KindClient)
+func UnaryClientInterceptor(sink emit.Sink, cfg Config) grpc.UnaryClientInterceptor {
+	e := newGRPCEmitter(sink, cfg, emit.KindClient)
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		err := invoker(ctx, method, req, reply, cc, opts...)
 		if err != nil {
@@ -276,8 +265,8 @@ func UnaryClientInterceptor(sink Sink, cfg GRPCConfig) grpc.UnaryClientIntercept
 // StreamClientInterceptor publishes an event (source kind client, or as
 // configured) for every stream that ends with a non-OK status (the error
 // of RecvMsg, or of opening the stream), with the stream's trailers.
-func StreamClientInterceptor(sink Sink, cfg GRPCConfig) grpc.StreamClientInterceptor {
-	e := newGRPCEmitter(sink, cfg, KindClient)
+func StreamClientInterceptor(sink emit.Sink, cfg Config) grpc.StreamClientInterceptor {
+	e := newGRPCEmitter(sink, cfg, emit.KindClient)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 		cs, err := streamer(ctx, desc, cc, method, opts...)
 		if err != nil {
@@ -324,23 +313,23 @@ func (e *grpcEmitter) client(ctx context.Context, cc *grpc.ClientConn, fullMetho
 	if base == "" && cc != nil {
 		base = grpcEndpoint(cc.Target())
 	}
-	trailers := GRPCTrailers(nil, tr)
+	trailers := Trailers(nil, tr)
 	if len(tr["grpc-status-details-bin"]) == 0 {
 		if p := st.Proto(); len(p.GetDetails()) > 0 {
 			if b, err := proto.Marshal(p); err == nil {
-				trailers = append(trailers, Header{"grpc-status-details-bin", base64.RawStdEncoding.EncodeToString(b)})
+				trailers = append(trailers, emit.Header{Name: "grpc-status-details-bin", Value: base64.RawStdEncoding.EncodeToString(b)})
 			}
 		}
 	}
 	e.publish(ctx, md, base, fullMethod, req, st, trailers)
 }
 
-// GRPCTrailers appends trailer metadata to dst as wire fields, sorted by
+// Trailers appends trailer metadata to dst as wire fields, sorted by
 // name: -bin values base64 (unpadded, as grpc-go sends them), several
 // values of one key joined with ",". grpc-status and grpc-message are left
 // out (they are GRPC.Status and GRPC.Message); credentials are dropped by
 // Observer.Publish.
-func GRPCTrailers(dst []Header, md metadata.MD) []Header {
+func Trailers(dst []emit.Header, md metadata.MD) []emit.Header {
 	start := len(dst)
 	for k, vs := range md {
 		if len(vs) == 0 || k == "grpc-status" || k == "grpc-message" {
@@ -356,9 +345,9 @@ func GRPCTrailers(dst []Header, md metadata.MD) []Header {
 		} else {
 			v = strings.Join(vs, ",")
 		}
-		dst = append(dst, Header{k, v})
+		dst = append(dst, emit.Header{Name: k, Value: v})
 	}
-	sortHeaders(dst[start:])
+	slices.SortStableFunc(dst[start:], func(a, b emit.Header) int { return strings.Compare(a.Name, b.Name) })
 	return dst
 }
 
@@ -376,16 +365,16 @@ func grpcEndpoint(target string) string {
 	return "grpc://" + target
 }
 
-func (e *grpcEmitter) publish(ctx context.Context, md metadata.MD, base, fullMethod string, req any, st *status.Status, trailers []Header) {
+func (e *grpcEmitter) publish(ctx context.Context, md metadata.MD, base, fullMethod string, req any, st *status.Status, trailers []emit.Header) {
 	c := &e.cfg
-	ev := Event{
+	ev := emit.Event{
 		Agent:    c.Agent,
 		Endpoint: base,
 		Method:   c.Method(fullMethod),
-		Reply: Reply{
-			Binding:    BindingGRPC,
+		Reply: emit.Reply{
+			Binding:    emit.BindingGRPC,
 			HTTPStatus: 200, // the HTTP/2 :status of every gRPC reply
-			GRPC:       &GRPC{Status: int(st.Code()), Message: GRPCEncodeMessage(st.Message()), Trailers: trailers},
+			GRPC:       &emit.GRPC{Status: int(st.Code()), Message: emit.GRPCEncodeMessage(st.Message()), Trailers: trailers},
 		},
 	}
 	if st.Code() > 16 {
@@ -405,28 +394,4 @@ func (e *grpcEmitter) publish(ctx context.Context, md metadata.MD, base, fullMet
 		ev.Request.MessageID, ev.Request.TaskID = c.RequestIDs(req)
 	}
 	e.obs.Publish(&ev)
-}
-
-// GRPCEncodeMessage percent-encodes a status message as gRPC sends it in
-// grpc-message: bytes outside printable ASCII, and '%', as %XX.
-func GRPCEncodeMessage(msg string) string {
-	n := 0
-	for i := 0; i < len(msg); i++ {
-		if c := msg[i]; c < 0x20 || c > 0x7e || c == '%' {
-			n++
-		}
-	}
-	if n == 0 {
-		return msg
-	}
-	b := make([]byte, 0, len(msg)+2*n)
-	for i := 0; i < len(msg); i++ {
-		c := msg[i]
-		if c < 0x20 || c > 0x7e || c == '%' {
-			b = append(b, '%', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&0xf])
-			continue
-		}
-		b = append(b, c)
-	}
-	return string(b)
 }
