@@ -20,7 +20,7 @@ func (r *Redactor) AppendPath(dst []byte, s string) []byte {
 		return dst
 	}
 	t := s
-	if out, changed := AppendText(r.scratch[:0], s); changed {
+	if out, changed := r.AppendText(r.scratch[:0], s); changed {
 		r.scratch = out
 		t = bstr(out)
 	}
@@ -207,7 +207,7 @@ func (r *Redactor) AppendEndpoint(dst []byte, s string) []byte {
 		return dst
 	}
 	t := path
-	if out, changed := AppendText(r.scratch[:0], path); changed {
+	if out, changed := r.AppendText(r.scratch[:0], path); changed {
 		r.scratch = out
 		t = bstr(out)
 	}
@@ -301,7 +301,7 @@ func (r *Redactor) flagged(s string) bool {
 		return true
 	}
 	var changed bool
-	r.scratch, changed = AppendText(r.scratch[:0], s)
+	r.scratch, changed = r.AppendText(r.scratch[:0], s)
 	return changed
 }
 
