@@ -33,6 +33,11 @@
 //     headers structurally from an HTTP header block, then applies the text
 //     pass to everything, and caps the result.
 //
+// Every pass is linear in its input, whatever the input: a detector that
+// looks past its start takes the end of that run from a cache (runs.go),
+// and Redactor.Work counts the bytes the detectors examined, which the tests
+// hold to a fixed multiple of the text's length.
+//
 // docs/record.md lists every rule with its reason. The functions are safe
 // for concurrent use except a Redactor, which keeps scratch space and a memo
 // of recent verdicts: give each goroutine its own (New). AppendText,
