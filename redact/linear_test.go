@@ -12,7 +12,7 @@ import (
 // costs about 4 bytes examined per byte, and no text may cost more than
 // workFactor. A look repeated from every word start of a run (the defect of
 // issue 23 §0) costs thousands per byte on a 64 KiB text.
-const workFactor = 48
+const workFactor = 64
 
 // hostile is one text per look-ahead that was quadratic: prefix, then the
 // pattern repeated, then suffix (what makes the candidates fail late).
