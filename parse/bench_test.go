@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -108,4 +109,38 @@ func bodyLen(raw []byte) int {
 		}
 	}
 	return 0
+}
+
+// BenchmarkDecodeHostile decodes a JSON-RPC error reply whose message is
+// each hostile text of linear_test.go, at 64 KiB and 1 MiB, next to plain
+// prose of the same size: framing, JSON, classification and redaction of
+// the message and of the kept raw body (the default Options.KeepRaw).
+// ns/op grows with the size, not with its square; work/B is the
+// redactor's bytes examined per byte of input.
+func BenchmarkDecodeHostile(b *testing.B) {
+	for _, n := range []int{64 << 10, 1 << 20} {
+		for _, p := range append([]string{plainMessage}, hostileMessages...) {
+			in := hostileReply(p, n)
+			name := p
+			if p == plainMessage {
+				name = "plain"
+			}
+			b.Run(fmt.Sprintf("%dKiB/%s", n>>10, name), func(b *testing.B) {
+				d := NewDecoder(Options{MaxBytes: 4 << 20})
+				var rec Record
+				if err := d.DecodeMessage(in, nil, 1764489600000, &rec); err != nil {
+					b.Fatal(err)
+				}
+				w0 := d.rd.Work()
+				b.SetBytes(int64(len(in)))
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if err := d.DecodeMessage(in, nil, 1764489600000, &rec); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(d.rd.Work()-w0)/float64(b.N)/float64(len(in)), "work/B")
+			})
+		}
+	}
 }

@@ -24,6 +24,11 @@
 // even when the a2a-java legacy reader then decodes it. A Decoder is not
 // safe for concurrent use; give each goroutine its own.
 //
+// A decode's time is linear in its message, whatever the message holds:
+// framing, JSON and headers are single passes, and every text pass goes
+// through the Decoder's redact.Redactor, whose Work the tests hold to a
+// fixed multiple of the input's length (linear_test.go, FuzzDecodeMessage).
+//
 // Bad input never panics: a message that cannot be decoded returns a
 // *DecodeError with a stable Reason (the dead-letter reason), the path of the
 // section that failed and, where it applies, the byte offset.

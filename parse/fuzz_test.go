@@ -24,7 +24,9 @@ var validKinds = []Kind{KindQuota, KindOverload, KindInvalid, KindAuth, KindNotF
 //     plantTokens, at a place chosen from the input's own bytes) reaches no
 //     field of the record, no error text and no raw body kept for a dead
 //     letter (FuzzPlantedTokenNeverInRecord, in leak_test.go, steers the
-//     place and the token itself and also plants in Kafka headers).
+//     place and the token itself and also plants in Kafka headers);
+//   - the input as a message text, repeated to 1 MiB, costs the redactor a
+//     fixed multiple of its length (checkDecodeLinear, linear_test.go).
 func FuzzDecodeMessage(f *testing.F) {
 	for _, p := range goldenInputs(f) {
 		if data, err := os.ReadFile(p); err == nil {
@@ -33,9 +35,13 @@ func FuzzDecodeMessage(f *testing.F) {
 	}
 	f.Add([]byte(`{"v":1,"observed_at":1,"reply":{"http_status":429,"headers":[["Retry-After","Sun, 06 Nov 1994 08:49:37 GMT"]],"body":"{\"error\":{}}"}}`))
 	f.Add([]byte("GRPC\ngrpc-status: 8\ngrpc-status-details-bin: CAgSAA\n"))
+	for _, p := range hostileMessages {
+		f.Add([]byte(p + p))
+	}
 	warm, _ := os.ReadFile("testdata/seeds/seed002-rest-429.http")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkPlanted(t, data)
+		checkDecodeLinear(t, data)
 		fresh := NewDecoder(Options{})
 		var rec Record
 		err := fresh.DecodeMessage(data, nil, 1764489600000, &rec)

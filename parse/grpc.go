@@ -18,7 +18,7 @@ func (d *Decoder) grpcText(b []byte, rep *Reply) *DecodeError {
 	}
 	first := bytes.TrimSpace(b[:lineEnd])
 	if len(first) > 4 {
-		if n, ok := parseIntPrefix(bytes.TrimSpace(first[4:])); ok {
+		if n, ok := parseIntPrefix(bytes.TrimSpace(first[4:])); ok && httpStatusRange(n) {
 			rep.HTTPStatus = int(n)
 		}
 	}
@@ -54,7 +54,7 @@ func (d *Decoder) grpcText(b []byte, rep *Reply) *DecodeError {
 		case name == "grpc-message":
 			rep.GRPCMessage = val
 		case name == ":status":
-			if n, err := strconv.Atoi(val); err == nil {
+			if n, err := strconv.Atoi(val); err == nil && httpStatusRange(int64(n)) {
 				rep.HTTPStatus = n
 			}
 		default:
@@ -141,3 +141,9 @@ func (d *Decoder) percentDecode(s string) string {
 	}
 	return bytesToString(ar.buf[start:])
 }
+
+// httpStatusRange reports a number that can be an HTTP status (three
+// digits, as the raw HTTP status line requires). Any other number on the
+// first line or in :status is ignored: it is no status, and a customer
+// value there (a card number) must not reach http_status.
+func httpStatusRange(n int64) bool { return n >= 100 && n <= 999 }

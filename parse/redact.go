@@ -11,11 +11,13 @@ import "github.com/errtrail/errtrail/redact"
 
 // redactStr returns s with secrets replaced; the result lives in the arena
 // when something was replaced. It sets d.sc.echoed when it replaced anything.
+// Every text pass of a decode goes through the Decoder's Redactor, whose
+// Work counts them (the tests hold it linear in the message's length).
 func (d *Decoder) redactStr(s string) string {
 	if s == "" {
 		return s
 	}
-	out, changed := redact.AppendText(d.sc.tmp[:0], s)
+	out, changed := d.rd.AppendText(d.sc.tmp[:0], s)
 	if !changed {
 		return s
 	}

@@ -39,7 +39,7 @@ func (d *Decoder) decodeReplyInto(rep *Reply, rec *Record) error {
 	}
 	d.classify(rep, h, f, rec)
 	if d.opt.KeepRaw > 0 && len(rep.Body) > 0 {
-		d.sc.raw = RedactRaw(d.sc.raw[:0], rep.Body, d.opt.KeepRaw)
+		d.sc.raw = d.rd.Raw(d.sc.raw[:0], rep.Body, d.opt.KeepRaw)
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package redact
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 var benchIDs = []string{"lg-f71283a41e:1", "req_CHA48SZY9J1A6WKVCCCND13319", "req-737", "f4879de3-36dd-494c-8bb5-e98aba5ba26d", "client-24", "SendStreamingMessage", "relay-agent-0", "rate_limited"}
 
@@ -56,4 +59,25 @@ func BenchmarkRedact(b *testing.B) {
 			SensitiveHeader("RateLimit-Policy")
 		}
 	})
+}
+
+// BenchmarkTextHostile runs the text pass over each hostile text of
+// linear_test.go at 64 KiB and 1 MiB, next to a plain text of the same
+// size: ns/op grows with the size, not its square, and work/B (bytes the
+// detectors examined per byte) stays under workFactor.
+func BenchmarkTextHostile(b *testing.B) {
+	cases := append([]hostile{{look: "plain", pattern: "Caller client-19 exceeded the limit of the agent "}}, hostileTexts...)
+	for _, n := range []int{64 << 10, 1 << 20} {
+		for _, h := range cases {
+			s := h.text(n)
+			b.Run(fmt.Sprintf("%dKiB/%s", n>>10, h.pattern), func(b *testing.B) {
+				buf := make([]byte, 0, len(s)+64)
+				b.SetBytes(int64(len(s)))
+				for i := 0; i < b.N; i++ {
+					buf, _ = AppendText(buf[:0], s)
+				}
+				b.ReportMetric(float64(textWork(s))/float64(len(s)), "work/B")
+			})
+		}
+	}
 }

@@ -37,6 +37,11 @@
 //     errtrail keeps (the decoder's reads); the decoder and the emitters
 //     drop every other header.
 //
+// Every pass is linear in its input, whatever the input: a detector that
+// looks past its start takes the end of that run from a cache (runs.go),
+// and Redactor.Work counts the bytes the detectors examined, which the tests
+// hold to a fixed multiple of the text's length.
+//
 // docs/record.md lists every rule with its reason. The functions are safe
 // for concurrent use except a Redactor, which keeps scratch space and a memo
 // of recent verdicts: give each goroutine its own (New). AppendText,

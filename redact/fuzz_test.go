@@ -21,8 +21,10 @@ var fuzzTokens = []string{
 
 // FuzzRedact states the redactor's invariants for any input: no function
 // panics; Raw's output is valid UTF-8 and within its cap; Ident keeps a
-// value or gives a well-formed hash; and a token planted between spaces
-// anywhere in the input never survives the text pass or Raw.
+// value or gives a well-formed hash; a token planted between spaces
+// anywhere in the input never survives the text pass or Raw; and the input
+// repeated to 1 MiB costs at most a fixed multiple of its length
+// (checkLinear, linear_test.go).
 func FuzzRedact(f *testing.F) {
 	for _, c := range textCases {
 		f.Add(c.in, uint16(0), uint8(0))
@@ -31,6 +33,9 @@ func FuzzRedact(f *testing.F) {
 		f.Add(s, uint16(3), uint8(1))
 	}
 	f.Add("HTTP/1.1 401 X\r\nCookie: a=b\r\n\r\n{\"token\":\"x\"}", uint16(20), uint8(2))
+	for _, h := range hostileTexts {
+		f.Add(h.prefix+h.pattern+h.pattern+h.suffix, uint16(len(h.prefix)), uint8(3))
+	}
 	r := New([]byte("fuzz-key"))
 	f.Fuzz(func(t *testing.T, s string, at uint16, which uint8) {
 		_ = Text(s)
@@ -44,6 +49,7 @@ func FuzzRedact(f *testing.F) {
 		}
 		_ = r.Path(s)
 		_ = r.Endpoint(s)
+		checkLinear(t, r, s)
 
 		tok := fuzzTokens[int(which)%len(fuzzTokens)]
 		pos := int(at) % (len(s) + 1)

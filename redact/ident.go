@@ -79,7 +79,22 @@ type Redactor struct {
 	// textView is r.text, bound once: the text pass keep's path and
 	// endpoint rules call.
 	textView keep.TextView
+	work     int // the text passes' work so far (Work)
 }
+
+// AppendText is the package's AppendText, with its work counted (Work).
+func (r *Redactor) AppendText(dst []byte, s string) ([]byte, bool) {
+	out, changed, w := appendText(dst, s)
+	r.work += w
+	return out, changed
+}
+
+// Work reports the work of every text pass r has made so far (AppendText,
+// Raw, and those of identifiers, paths and endpoints): the bytes the
+// detectors examined. It is a deterministic measure of the redactor's
+// cost, which grows linearly with the length of the texts whatever they
+// hold; tests and benchmarks hold it to a fixed multiple of that length.
+func (r *Redactor) Work() int { return r.work }
 
 // New returns a Redactor whose hashes are keyed with key. The key must be
 // the same for every ingester and lookup of one deployment, and must never
@@ -129,7 +144,7 @@ func (r *Redactor) Keep(s string, g Grammar) bool {
 		return true // a space could follow an authentication scheme
 	}
 	var changed bool
-	r.scratch, changed = AppendText(r.scratch[:0], s)
+	r.scratch, changed = r.AppendText(r.scratch[:0], s)
 	return !changed
 }
 

@@ -14,7 +14,8 @@ import (
 // keyValueAt reports the value span of a secret-named key starting at i:
 // password=…, api_key: …, "token": "…", 'secret'='…', \"sid\":\"…\",
 // ["X-Api-Key", "…"] and header lines (Cookie: …, to the end of the line).
-func keyValueAt(s string, i int) (vs, ve int, ok bool) {
+func (sc *scanner) keyValueAt(i int) (vs, ve int, ok bool) {
+	s := sc.s
 	j := i
 	var quote byte
 	pair := false
@@ -27,6 +28,7 @@ func keyValueAt(s string, i int) (vs, ve int, ok bool) {
 	for j < len(s) && j-ns <= 64 && (isIdent(s[j]) || s[j] == '-' || s[j] == '.') {
 		j++
 	}
+	sc.work += j - i + 1
 	ne := j
 	for ne > ns && (s[ne-1] == '.' || s[ne-1] == '-') {
 		ne--
@@ -46,9 +48,7 @@ func keyValueAt(s string, i int) (vs, ve int, ok bool) {
 	} else if j < len(s) && s[j] == '\\' && j+1 < len(s) && s[j+1] == '"' {
 		j += 2 // \"name\" inside an escaped JSON string
 	}
-	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
-		j++
-	}
+	j = sc.fwd(&sc.spKey, &spaceTab, j)
 	if j >= len(s) {
 		return 0, 0, false
 	}
@@ -77,9 +77,7 @@ func keyValueAt(s string, i int) (vs, ve int, ok bool) {
 	case strength == nameWeak && sep != '=' && !pair:
 		return 0, 0, false
 	}
-	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
-		j++
-	}
+	j = sc.fwd(&sc.spSep, &spaceTab, j)
 	if j < len(s) && s[j] == '\\' && j+1 < len(s) && s[j+1] == '"' {
 		j++
 	}
@@ -93,19 +91,23 @@ func keyValueAt(s string, i int) (vs, ve int, ok bool) {
 		if quoted {
 			vs = j + 1
 		}
-		ve = lineEnd(s, vs, quoted || quote != 0)
+		ve = sc.lineEnd(vs, quoted || quote != 0)
 	case c == '"' || c == '\'':
 		vs = j + 1
 		ve = quotedEnd(s, vs, c, j > 0 && s[j-1] == '\\')
+		sc.work += ve - vs + 1
 	default:
 		ve = vs
 		for ve < len(s) && !valueEnd[s[ve]] {
 			ve++
 		}
+		sc.work += ve - vs + 1
 	}
+	e := ve
 	for ve > vs && (s[ve-1] == '.' && sep == ':' || s[ve-1] == ' ') {
 		ve-- // a sentence's full stop after "password: x."
 	}
+	sc.work += e - ve
 	if ve == vs || s[vs] == '[' && ve-vs >= 5 && s[ve-1] == ']' {
 		return 0, 0, false // empty, or already a placeholder
 	}
@@ -155,27 +157,21 @@ func quotedEnd(s string, i int, q byte, escOpen bool) int {
 // lineEnd returns the end of a value that runs to the end of its line. A
 // value inside a JSON string (quoted, or holding escaped quotes \") ends at
 // the string's closing quote; the quotes of a plain header line
-// (username="bob", response="…") belong to the value.
-func lineEnd(s string, i int, quoted bool) int {
-	esc := false
-	for ; i < len(s); i++ {
-		switch s[i] {
-		case '\n', '\r':
-			return i
-		case '"':
-			if i > 0 && s[i-1] == '\\' {
-				esc = true
-				continue
-			}
-			if quoted || esc {
-				if i > 0 && s[i-1] == '\\' {
-					continue
-				}
-				return i
-			}
-		}
+// (username="bob", response="…") belong to the value. Each of the three
+// looks goes through its run cache (runs.go): several keys of one line
+// whose values are all found to be placeholders share one scan of the line.
+func (sc *scanner) lineEnd(i int, quoted bool) int {
+	nl := sc.fwd(&sc.lineRun, &notNewline, i)
+	if quoted {
+		return min(nl, sc.nextQuote(&sc.uqRun, i, false))
 	}
-	return i
+	// Unquoted: a quote ends the value only after an escaped one showed
+	// that the line is inside a JSON string.
+	eq := sc.nextQuote(&sc.eqRun, i, true)
+	if eq >= nl {
+		return nl
+	}
+	return min(nl, sc.nextQuote(&sc.uqRun, eq+1, false))
 }
 
 // lineValued names the keys whose value runs to the end of the line: header
@@ -292,11 +288,13 @@ var schemeSpace = func() (t [256]bool) {
 // at i. A credential is told from prose ("Basic plan", "Token expired",
 // "Bearer token required") by its shape: eight or more bytes with a digit,
 // a symbol of the token68 alphabet, or twenty or more letters.
-func authSchemeAt(s string, i int) (vs, ve int, ok bool) {
+func (sc *scanner) authSchemeAt(i int) (vs, ve int, ok bool) {
+	s := sc.s
 	if !schemeStart[s[i]] {
 		return 0, 0, false
 	}
 	k, line, ok := schemeWord(s[i:])
+	sc.work += k + 17
 	if !ok {
 		return 0, 0, false
 	}
@@ -308,53 +306,76 @@ func authSchemeAt(s string, i int) (vs, ve int, ok bool) {
 		for p < len(s) && (isIdent(s[p]) || s[p] == '-') {
 			p++
 		}
+		sc.work += p - vs
 		if p == vs || p >= len(s) || s[p] != '=' {
 			return 0, 0, false
 		}
-		return vs, lineEnd(s, vs, false), true
+		return vs, sc.lineEnd(vs, false), true
 	}
-	ve = vs
-	digits, symbols := 0, 0
-	for ve < len(s) {
-		c := s[ve]
-		switch {
-		case isAlnum(c):
-			if isDigit(c) {
-				digits++
-			}
-		case c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' || c == '=':
-			symbols++
-		case c == '%' && ve+2 < len(s) && isHex(s[ve+1]) && isHex(s[ve+2]):
-			symbols++
-			ve += 2
-		default:
-			goto end
-		}
-		ve++
-	}
-end:
-	for ve > vs && (s[ve-1] == '.' || s[ve-1] == ',') {
-		ve--
-		symbols--
-	}
+	// Where the credential ends does not depend on where it starts
+	// (Bearer%20Bearer%20…): its end comes from the run cache.
+	ve = sc.credEnd(vs)
 	n := ve - vs
 	if ve < len(s) && s[ve] == '"' && n > 0 && s[ve-1] == '=' {
 		return 0, 0, false // a challenge parameter: Bearer realm="…"
 	}
 	w := s[i : i+len("bearer")]
-	if equalFold(w[:5], "basic") || equalFold(w, "bearer") {
-		// Bearer and Basic are followed by prose only in a few phrases
-		// (Bearer token required, Basic plan): any other word of six or
-		// more bytes is a credential, however plain it looks.
-		if n < 6 || digits == 0 && symbols == 0 && proseAfterScheme(s[vs:ve]) {
-			return 0, 0, false
-		}
+	bb := equalFold(w[:5], "basic") || equalFold(w, "bearer")
+	// Past these lengths the verdict is taken whatever the bytes: no prose
+	// word after Bearer or Basic is longer than 14 bytes, and 20 bytes
+	// make a credential after any scheme.
+	switch {
+	case bb && n > 14, !bb && n >= 20:
 		return vs, ve, true
+	case bb && n < 6, !bb && n < 8:
+		return 0, 0, false
 	}
-	if n < 8 || digits == 0 && symbols == 0 && n < 20 {
+	digits, symbols := 0, 0
+	for p := vs; p < ve; p++ {
+		switch c := s[p]; {
+		case isDigit(c):
+			digits++
+		case c == '%' && p+2 < len(s) && isHex(s[p+1]) && isHex(s[p+2]):
+			symbols++
+			p += 2
+		case !isAlnum(c):
+			symbols++
+		}
+	}
+	sc.work += n
+	if digits == 0 && symbols == 0 && (!bb || proseAfterScheme(s[vs:ve])) {
 		return 0, 0, false
 	}
 	return vs, ve, true
+}
+
+// credEnd returns the end of the credential that starts at vs: bytes of
+// the token68 alphabet and percent-escapes, without trailing '.' and ','.
+func (sc *scanner) credEnd(vs int) int {
+	r := &sc.credRun
+	if !(r.ok && vs >= r.from && vs <= r.to) || sc.uncached {
+		s := sc.s
+		j := vs
+		for j < len(s) {
+			if credClass[s[j]] {
+				j++
+				continue
+			}
+			if s[j] == '%' && j+2 < len(s) && isHex(s[j+1]) && isHex(s[j+2]) {
+				j += 3
+				continue
+			}
+			break
+		}
+		t := j
+		for t > vs && (s[t-1] == '.' || s[t-1] == ',') {
+			t--
+		}
+		sc.work += 2*(j-vs) + 1
+		*r = run{vs, j, true}
+		sc.credTrim = t
+	}
+	return max(sc.credTrim, vs)
 }
 
 // proseAfterScheme lists the words that follow Bearer or Basic in prose.
@@ -374,30 +395,35 @@ func proseAfterScheme(w string) bool {
 
 // pemAt matches a PEM block at i: from -----BEGIN to the end of its
 // -----END line, or to the end of the text when the block was cut.
-func pemAt(s string, i int) (int, bool) {
+func (sc *scanner) pemAt(i int) (int, bool) {
+	s := sc.s
 	if len(s)-i < 16 || s[i:i+11] != "-----BEGIN " {
+		sc.work++
 		return 0, false
 	}
+	end := len(s)
 	rest := s[i+11:]
-	e := strings.Index(rest, "-----END ")
-	if e < 0 {
-		return len(s), true
+	if e := strings.Index(rest, "-----END "); e >= 0 {
+		tail := rest[e+9:]
+		if f := strings.Index(tail, "-----"); f >= 0 {
+			end = i + 11 + e + 9 + f + 5
+		}
 	}
-	tail := rest[e+9:]
-	if f := strings.Index(tail, "-----"); f >= 0 {
-		return i + 11 + e + 9 + f + 5, true
-	}
-	return len(s), true
+	sc.work += end - i // the block is replaced and skipped
+	return end, true
 }
 
 // urlUserinfo finds user:password@ after "://" at i: the authority ends at
 // the first '/', '?', '#' or space, unless what precedes it is no host
 // (user:pa/ss@host): then the userinfo runs to the last '@' before the end
-// of the URL.
-func urlUserinfo(s string, i int) (from, to int, ok bool) {
-	end := i
-	for end < len(s) && !urlEnd[s[end]] {
-		end++
+// of the URL. The URL's end and its last '@' come from the run cache: the
+// authorities of a URL that holds many "://" share them.
+func (sc *scanner) urlUserinfo(i int) (from, to int, ok bool) {
+	s := sc.s
+	r := sc.urlRun
+	end := sc.fwd(&sc.urlRun, &notURLEnd, i)
+	if sc.urlRun != r {
+		sc.urlAt = -2 // a new URL: its last '@' is not known yet
 	}
 	auth := end
 	for k := i; k < end; k++ {
@@ -406,15 +432,24 @@ func urlUserinfo(s string, i int) (from, to int, ok bool) {
 			break
 		}
 	}
+	sc.work += 3*(auth-i) + 1
 	at := strings.LastIndexByte(s[i:auth], '@')
 	if at < 0 {
 		if !hasPasswordColon(s[i:auth]) {
 			return 0, 0, false
 		}
-		at = strings.LastIndexByte(s[i:end], '@')
-		if at < 0 {
+		if sc.urlAt == -2 || sc.uncached {
+			u := sc.urlRun
+			sc.urlAt = strings.LastIndexByte(s[u.from:u.to], '@')
+			if sc.urlAt >= 0 {
+				sc.urlAt += u.from
+			}
+			sc.work += u.to - u.from
+		}
+		if sc.urlAt < i {
 			return 0, 0, false
 		}
+		at = sc.urlAt - i
 	}
 	if at == 0 {
 		return 0, 0, false

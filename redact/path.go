@@ -45,7 +45,7 @@ func (r *Redactor) Endpoint(s string) string {
 // text is the text pass for the structure rules: a view of r.scratch,
 // valid until the next call.
 func (r *Redactor) text(s string) (string, bool) {
-	out, changed := AppendText(r.scratch[:0], s)
+	out, changed := r.AppendText(r.scratch[:0], s) // its work counted (Work)
 	r.scratch = out
 	if !changed {
 		return s, false

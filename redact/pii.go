@@ -17,15 +17,15 @@ import (
 // package@version and git remotes (git@host:org/repo) are not addresses.
 func (sc *scanner) atSign(i, w int) (from, to int, ph string, ok bool) {
 	s := sc.s
-	l := i
-	for l > sc.last && localByte(s[l-1]) {
-		l--
-	}
+	// The local part runs back from the '@'; the run cache (runs.go) keeps
+	// its start, so a%40a%40… is read back once, not from every "%40".
+	l := sc.back(&sc.localRun, &localClass, i)
 	d := i + w
 	e := d
 	for e < len(s) && (isAlnum(s[e]) || s[e] == '-' || s[e] == '.') {
 		e++
 	}
+	sc.work += 2*(e-d) + 1 // the domain ends at the next '@' or '%' at the latest
 	for e > d && (s[e-1] == '.' || s[e-1] == '-') {
 		e--
 	}
@@ -35,10 +35,7 @@ func (sc *scanner) atSign(i, w int) (from, to int, ph string, ok bool) {
 	}
 	// user:password@host, without a scheme.
 	if l < i && l > 0 && s[l-1] == ':' {
-		u := l - 1
-		for u > sc.last && (isIdent(s[u-1]) || s[u-1] == '-' || s[u-1] == '.') {
-			u--
-		}
+		u := sc.back(&sc.userRun, &userClass, l-1)
 		if u < l-1 && (u == 0 || s[u-1] != '/') {
 			return u, i, PhUserinfo, true
 		}
@@ -100,7 +97,9 @@ const (
 
 // numberAt reads a run of digits and separators at i (a '+', "%2B", '(' or
 // a digit) and tells whether it is a card or a phone number.
-func numberAt(s string, i int, budget *int) (int, string, bool) {
+func (sc *scanner) numberAt(i int) (int, string, bool) {
+	s := sc.s
+	budget := &sc.phones
 	j := i
 	plus := false
 	switch {
@@ -165,6 +164,7 @@ func numberAt(s string, i int, budget *int) (int, string, bool) {
 		run++
 		j += w
 	}
+	sc.work += j - i + 1 // at most 20 digits and 12 groups
 	if cur > 0 && ng < len(groups) {
 		groups[ng] = uint8(cur)
 		ends[ng] = end
@@ -351,7 +351,8 @@ func isbn10(d []byte) bool {
 // ibanAt matches an IBAN at i, compact (DE89370400440532013000) or in
 // groups of four (DE89 3704 0044 0532 0130 00), that passes the ISO 13616
 // mod-97 check.
-func ibanAt(s string, i int) (int, bool) {
+func (sc *scanner) ibanAt(i int) (int, bool) {
+	s := sc.s
 	if len(s)-i < 15 || !isUpper(s[i]) || !isUpper(s[i+1]) || !isDigit(s[i+2]) || !isDigit(s[i+3]) {
 		return 0, false
 	}
@@ -379,6 +380,7 @@ func ibanAt(s string, i int) (int, bool) {
 		}
 		break
 	}
+	sc.work += j - i // at most 34 characters
 	if n < 15 || end < len(s) && isIdent(s[end]) {
 		return 0, false
 	}

@@ -18,13 +18,27 @@ const PhRedacted = "[redacted]"
 // b is redacted before the cut, so a secret at the cut cannot survive in
 // part.
 func Raw(dst, b []byte, max int) []byte {
+	out, _ := raw(dst, b, max)
+	return out
+}
+
+// Raw is the package's Raw, with its work counted (Work).
+func (r *Redactor) Raw(dst, b []byte, max int) []byte {
+	out, w := raw(dst, b, max)
+	r.work += w
+	return out
+}
+
+// raw is Raw that also reports its work (runs.go).
+func raw(dst, b []byte, max int) ([]byte, int) {
 	if max <= 0 || len(b) == 0 {
-		return dst
+		return dst, 0
 	}
 	clean := make([]byte, 0, len(b))
 	clean = appendClean(clean, b)
 	clean = dropCredentialHeaders(clean)
-	out, changed := AppendText(nil, bstr(clean))
+	out, changed, work := appendText(nil, bstr(clean))
+	work += 2 * len(b) // the clean copy and the header block
 	if !changed {
 		out = clean
 	}
@@ -34,7 +48,7 @@ func Raw(dst, b []byte, max int) []byte {
 			out = out[:k] // do not cut a rune in two
 		}
 	}
-	return append(dst, out...)
+	return append(dst, out...), work
 }
 
 // lastStart is the index of the first byte of the last rune in b.

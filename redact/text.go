@@ -42,16 +42,28 @@ func Text(s string) string {
 // replaced, and reports whether it replaced anything. When it did not, dst
 // is returned unchanged (s is not copied), so the caller can keep s itself.
 func AppendText(dst []byte, s string) ([]byte, bool) {
+	out, changed, _ := appendText(dst, s)
+	return out, changed
+}
+
+// appendText is AppendText that also reports the pass's work (runs.go):
+// the bytes its detectors examined.
+func appendText(dst []byte, s string) ([]byte, bool, int) {
+	return appendTextScan(dst, s, false)
+}
+
+func appendTextScan(dst []byte, s string, uncached bool) ([]byte, bool, int) {
 	if !mayHoldSecret(s) {
-		return dst, false
+		return dst, false, len(s)
 	}
-	sc := scanner{s: s, dst: dst, base: len(dst), phones: phoneChecks}
+	sc := scanner{s: s, dst: dst, base: len(dst), phones: phoneChecks, urlAt: -2, uncached: uncached}
 	sc.run()
+	work := len(s) + sc.work // the first look, then the scan
 	if !sc.changed {
-		return dst[:sc.base], false
+		return dst[:sc.base], false, work
 	}
 	sc.dst = append(sc.dst, s[sc.last:]...)
-	return sc.dst, true
+	return sc.dst, true, work
 }
 
 // scanner holds the state of one pass: bytes of s before last are already
@@ -63,6 +75,22 @@ type scanner struct {
 	last    int
 	changed bool
 	phones  int // library checks of phone numbers left (pii.go)
+
+	work     int  // bytes the detectors examined (runs.go)
+	uncached bool // look from every start again (runs.go; tests)
+
+	// Run caches (runs.go), one per place that looks ahead, so that the
+	// looks of one place move forward together.
+	nameRun, b64Run, spWord run // wordAt: a word's name, its key bytes, the spaces after the name
+	spKey, spSep            run // keyValueAt: spaces after a key's name, after its separator
+	lineRun, uqRun, eqRun   run // lineEnd: newlines, unescaped and escaped quotes
+	urlRun                  run // urlUserinfo: the URL
+	urlAt                   int // the last '@' in urlRun; -1 none, -2 not looked for yet
+	localRun, userRun       run // atSign: the local part, the user name before ':'
+	credRun                 run // authSchemeAt: the credential
+	credTrim                int // credRun's end without trailing '.' and ','
+	jwt                     jwtRun
+	rr                      randRun
 }
 
 // emit replaces s[from:to] with ph. from is clamped to what was already
@@ -87,7 +115,7 @@ func (sc *scanner) run() {
 			i++
 			continue
 		case clDash:
-			if end, ok := pemAt(s, i); ok {
+			if end, ok := sc.pemAt(i); ok {
 				sc.emit(i, end, PhPEM)
 				i = end
 				continue
@@ -123,7 +151,7 @@ func (sc *scanner) run() {
 				}
 			}
 			if i+3 < len(s) && s[i+1] == '2' && s[i+2]|0x20 == 'b' && isDigit(s[i+3]) && numBoundary(s, i) {
-				if end, ph, ok := numberAt(s, i, &sc.phones); ok {
+				if end, ph, ok := sc.numberAt(i); ok {
 					sc.emit(i, end, ph)
 					i = end
 					continue
@@ -133,7 +161,7 @@ func (sc *scanner) run() {
 			continue
 		case clColon:
 			if i+2 < len(s) && s[i+1] == '/' && s[i+2] == '/' {
-				if from, to, ok := urlUserinfo(s, i+3); ok {
+				if from, to, ok := sc.urlUserinfo(i + 3); ok {
 					sc.emit(from, to, PhUserinfo)
 					i = to
 					continue
@@ -144,7 +172,7 @@ func (sc *scanner) run() {
 			i++
 			continue
 		case clQuote:
-			if vs, ve, ok := keyValueAt(s, i); ok {
+			if vs, ve, ok := sc.keyValueAt(i); ok {
 				sc.emit(vs, ve, PhSecret)
 				i = ve
 				continue
@@ -153,7 +181,7 @@ func (sc *scanner) run() {
 			continue
 		case clDigit, clNumStart:
 			if numBoundary(s, i) {
-				if end, ph, ok := numberAt(s, i, &sc.phones); ok {
+				if end, ph, ok := sc.numberAt(i); ok {
 					sc.emit(i, end, ph)
 					i = end
 					continue
@@ -167,10 +195,12 @@ func (sc *scanner) run() {
 		}
 		// A word: letters, digits or '_'.
 		if !wordStart(s, i) {
-			i = skipWord(s, i)
+			j := skipWord(s, i)
+			sc.work += j - i
+			i = j
 			continue
 		}
-		from, to, ph, ok := wordAt(s, i)
+		from, to, ph, ok := sc.wordAt(i)
 		if ok {
 			sc.emit(from, to, ph)
 			i = to
@@ -178,16 +208,20 @@ func (sc *scanner) run() {
 		}
 		if to <= i { // a word of '_' or a lone byte
 			to = skipWord(s, i)
+			sc.work += to - i
 		}
 		i = to
 	}
 }
 
 // wordAt runs the detectors that start at the first byte of a word.
-func wordAt(s string, i int) (from, to int, ph string, ok bool) {
+func (sc *scanner) wordAt(i int) (from, to int, ph string, ok bool) {
+	s := sc.s
 	// One scan of the word decides which detectors can match: its run of
 	// letters and digits (alnum) with the classes in it, the end of its
 	// name (letters, digits, '_', '-', '.'), and its run of key bytes (b64).
+	// The last two may reach far past the word: they come from the runs'
+	// caches (runs.go).
 	j := i
 	var cls uint8
 	for j < len(s) {
@@ -198,55 +232,47 @@ func wordAt(s string, i int) (from, to int, ph string, ok bool) {
 		cls |= k
 		j++
 	}
+	sc.work += j - i + 1
 	alnum := j
-	name := alnum
-	for name < len(s) && nameByte[s[name]] {
-		name++
-	}
-	b64 := name
-	for b64 < len(s) && keyByte[s[b64]] {
-		b64++
-	}
+	name := sc.fwd(&sc.nameRun, &nameByte, alnum)
+	b64 := sc.fwd(&sc.b64Run, &keyByte, name)
 	na, nb := alnum-i, b64-i
 	c := s[i]
 	if isLetter(c) {
-		k := name
-		for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
-			k++
-		}
+		k := sc.fwd(&sc.spWord, &spaceTab, name)
 		if k < len(s) && afterName[s[k]] {
-			if vs, ve, ok := keyValueAt(s, i); ok {
+			if vs, ve, ok := sc.keyValueAt(i); ok {
 				return vs, ve, PhSecret, true
 			}
 		}
 		if na >= 4 && na <= 16 && schemeStart[c] && (alnum < len(s) && schemeSpace[s[alnum]] || name > alnum) {
-			if vs, ve, ok := authSchemeAt(s, i); ok {
+			if vs, ve, ok := sc.authSchemeAt(i); ok {
 				return vs, ve, PhToken, true
 			}
 		}
 		if nb >= 14 {
 			if c == 'e' {
-				if end, ok := jwtAt(s, i); ok {
+				if end, ok := sc.jwtAt(i); ok {
 					return i, end, PhJWT, true
 				}
 			}
-			if end, ok := prefixedKeyAt(s, i); ok {
+			if end, ok := sc.prefixedKeyAt(i); ok {
 				return i, end, PhKey, true
 			}
 		}
 		if na >= 4 && isUpper(c) && cls&idDigit != 0 {
-			if end, ok := ibanAt(s, i); ok {
+			if end, ok := sc.ibanAt(i); ok {
 				return i, end, PhIBAN, true
 			}
 		}
 	}
 	if nb >= 32 {
-		if end, ok := randomRunAt(s, i); ok {
+		if end, ok := sc.randomRunAt(i); ok {
 			return i, end, PhKey, true
 		}
 	}
 	if na >= 8 && na < 32 && cls == idUpper|idLower|idDigit {
-		if end, ok := shortKeyAt(s, i); ok {
+		if end, ok := sc.shortKeyAt(i); ok {
 			return i, end, PhKey, true
 		}
 	}

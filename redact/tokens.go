@@ -9,35 +9,51 @@ import "github.com/errtrail/errtrail/internal/keep"
 // are identifiers, not secrets, and are kept.
 
 // jwtAt matches a JWT (or JWE) at i: base64url "eyJ…" parts joined by dots,
-// at least three of them; the signature part may be empty.
-func jwtAt(s string, i int) (int, bool) {
+// at least three of them; the signature part may be empty. The first
+// part's end comes from the run cache, and what follows it (the other
+// parts) is read once per first part: the eyJ… words inside one part
+// (eyJxxxxxxxxxx-eyJxxxxxxxxxx-…) share both.
+func (sc *scanner) jwtAt(i int) (int, bool) {
+	s := sc.s
 	if len(s)-i < 16 || s[i:i+3] != "eyJ" {
 		return 0, false
 	}
-	j := i
-	parts := 0
-	for {
-		k := j
-		for k < len(s) && isB64URL(s[k]) {
-			k++
-		}
-		n := k - j
-		switch {
-		case parts == 0 && n < 10, parts == 1 && n < 2:
-			return 0, false
-		}
-		parts++
-		j = k
-		if j < len(s) && s[j] == '.' && parts < 5 {
-			j++
-			continue
-		}
-		break
-	}
-	if parts < 3 {
+	e1 := sc.fwd(&sc.jwt.first, &b64URL, i)
+	if e1-i < 10 {
 		return 0, false
 	}
-	return j, true
+	t := &sc.jwt
+	if !t.set || t.e1 != e1 || sc.uncached {
+		// The parts after the first, as the first start's scan saw them.
+		parts, j, bad := 1, e1, false
+		for j < len(s) && s[j] == '.' && parts < 5 {
+			k := j + 1
+			for k < len(s) && isB64URL(s[k]) {
+				k++
+			}
+			sc.work += k - j
+			if parts == 1 && k-j-1 < 2 {
+				bad = true
+				break
+			}
+			parts++
+			j = k
+		}
+		*t = jwtRun{first: t.first, e1: e1, end: j, ok: !bad && parts >= 3, set: true}
+	}
+	if !t.ok {
+		return 0, false
+	}
+	return t.end, true
+}
+
+// jwtRun is what jwtAt found after the first part ending at e1.
+type jwtRun struct {
+	first run  // the first part's run of base64url bytes
+	e1    int  // where that part ends
+	end   int  // where the token ends
+	ok    bool // the parts after the first make a token
+	set   bool // e1, end and ok are set
 }
 
 func isB64URL(c byte) bool { return isAlnum(c) || c == '-' || c == '_' }
@@ -90,7 +106,8 @@ var keyByFirst = func() (t [256][]keyFormat) {
 // prefixedKeyAt matches a provider key at i (a word start: after a space,
 // '=', '/', '?', a quote, …). The tail is base64url or dotted, and may be
 // percent-encoded.
-func prefixedKeyAt(s string, i int) (int, bool) {
+func (sc *scanner) prefixedKeyAt(i int) (int, bool) {
+	s := sc.s
 	for _, k := range keyByFirst[s[i]] {
 		p := k.prefix
 		if len(s)-i < len(p)+k.tail || s[i:i+len(p)] != p {
@@ -112,6 +129,7 @@ func prefixedKeyAt(s string, i int) (int, bool) {
 			}
 			break
 		}
+		sc.work += 2 * (j - i)
 		for j > i+len(p) && (s[j-1] == '.' || s[j-1] == '=' && n < k.tail) {
 			j--
 			n--
@@ -128,37 +146,19 @@ func prefixedKeyAt(s string, i int) (int, bool) {
 // letters and two digits — an AWS secret key, an opaque session token, a
 // raw base64 key. Not: hex of any length (digests, SHAs, trace ids), UUIDs,
 // dash-joined words, or an SRI digest after "sha256-".
-func randomRunAt(s string, i int) (int, bool) {
-	j := i
-	up, lo, dig, dash, sym := 0, 0, 0, 0, 0
-	for j < len(s) {
-		c := s[j]
-		switch {
-		case c >= 'A' && c <= 'Z':
-			up++
-		case c >= 'a' && c <= 'z':
-			lo++
-		case isDigit(c):
-			dig++
-		case c == '-' || c == '_':
-			dash++
-		case c == '+' || c == '/':
-			sym++
-		case c == '=': // padding ends the run
-			for j < len(s) && s[j] == '=' {
-				j++
-			}
-			goto end
-		default:
-			goto end
-		}
-		j++
+//
+// The words of one run (a-b-c-…, 1/2/3/…) are asked in turn, left to
+// right: the run is read once (randRun) and each word's verdict comes from
+// the counts of what follows it.
+func (sc *scanner) randomRunAt(i int) (int, bool) {
+	s := sc.s
+	r := &sc.rr
+	if !r.covers(s, i) || sc.uncached {
+		r.read(sc, i)
 	}
-end:
-	for j > i && (s[j-1] == '-' || s[j-1] == '_' || s[j-1] == '/') {
-		j--
-	}
-	if j-i < 32 || up < 2 || lo < 2 || dig < 1 || dig < 2 && sym == 0 {
+	r.advance(sc, i)
+	j := r.end
+	if j-i < 32 || r.up < 2 || r.lo < 2 || r.dig < 1 || r.dig < 2 && r.sym == 0 {
 		return 0, false
 	}
 	w := s[i:j]
@@ -168,10 +168,108 @@ end:
 	// Dash-joined words (a model or resource name) have short parts; a
 	// random string's parts are long. A path or a name has a part that is
 	// a plain lower-case word (services/T012…); random text has none.
-	if dash > 0 && longestPart(w) < 24 || hasWordPart(w) {
+	longest24 := r.longEnd-i >= 24 // longestPart(w) >= 24
+	word := r.wordEnd-i >= 4       // hasWordPart(w)
+	if r.dash > 0 && !longest24 || word {
 		return 0, false
 	}
 	return j, true
+}
+
+// randRun is one run of randomRunAt's alphabet as read from its first
+// word, and the counts of the bytes from the current word to its end.
+type randRun struct {
+	from, raw, end int // the first word; the run's end before '=' padding; its end after padding, trimmed
+	ok             bool
+	cur            int // the counts are those of s[cur:raw]
+	up, lo, dig    int
+	dash, sym      int
+	// The end of the last part of s[from:end] between '-', '_' and '/' of
+	// 24 or more bytes, and of the last part between '/', '-', '_' and '+'
+	// of four or more lower-case letters; -1 when there is none. A part of
+	// s[i:end] is as long as asked when one of these ends far enough
+	// after i (for the second, when i starts a part).
+	longEnd, wordEnd int
+}
+
+// covers reports whether the word at i is in the run read last, at a place
+// where its counts apply: a part boundary for hasWordPart's separators.
+func (r *randRun) covers(s string, i int) bool {
+	if !r.ok || i < r.cur || i >= r.raw {
+		return false
+	}
+	if i == r.from {
+		return true
+	}
+	switch s[i-1] {
+	case '/', '-', '_', '+':
+		return true
+	}
+	return false
+}
+
+// read reads the run that starts at i.
+func (r *randRun) read(sc *scanner, i int) {
+	s := sc.s
+	*r = randRun{from: i, cur: i, ok: true, longEnd: -1, wordEnd: -1}
+	j := i
+	for j < len(s) && randClass[s[j]] {
+		r.count(s[j], 1)
+		j++
+	}
+	r.raw = j
+	for j < len(s) && s[j] == '=' { // padding ends the run
+		j++
+	}
+	for j > i && (s[j-1] == '-' || s[j-1] == '_' || s[j-1] == '/') {
+		j--
+	}
+	r.end = j
+	// The parts, for longestPart and hasWordPart.
+	n, start, lower := 0, i, true
+	for p := i; p <= j; p++ {
+		if p == j || s[p] == '/' || s[p] == '-' || s[p] == '_' || s[p] == '+' {
+			if lower && p-start >= 4 {
+				r.wordEnd = p
+			}
+			start, lower = p+1, true
+		} else if c := s[p]; c < 'a' || c > 'z' {
+			lower = false
+		}
+		if p == j || s[p] == '/' || s[p] == '-' || s[p] == '_' {
+			if n >= 24 {
+				r.longEnd = p
+			}
+			n = 0
+		} else {
+			n++
+		}
+	}
+	sc.work += 3*(j-i) + 1
+}
+
+// advance moves the counts' start to i.
+func (r *randRun) advance(sc *scanner, i int) {
+	s := sc.s
+	sc.work += i - r.cur + 1
+	for ; r.cur < i; r.cur++ {
+		r.count(s[r.cur], -1)
+	}
+}
+
+func (r *randRun) count(c byte, d int) {
+	switch {
+	case c >= 'A' && c <= 'Z':
+		r.up += d
+	case c >= 'a' && c <= 'z':
+		r.lo += d
+	case isDigit(c):
+		r.dig += d
+	case c == '-' || c == '_':
+		r.dash += d
+	default: // '+' or '/'
+		r.sym += d
+	}
 }
 
 // hasWordPart reports a part between '/', '-', '_' or '+' of four or more
@@ -224,11 +322,13 @@ func sriDigest(s string) bool {
 // and digits that mixes upper case, lower case and digits and changes
 // between them at least every other byte (Kq3vZ8pLw2). Names (SendMessage2,
 // iPhone12Pro), ULIDs and hex ids do not.
-func shortKeyAt(s string, i int) (int, bool) {
+func (sc *scanner) shortKeyAt(i int) (int, bool) {
+	s := sc.s
 	j := i
 	for j < len(s) && isAlnum(s[j]) {
 		j++
 	}
+	sc.work += 2 * (j - i)
 	if j-i < 8 || j-i >= 32 || j < len(s) && (s[j] == '_' || s[j] == '-' || s[j] == '@') {
 		return 0, false
 	}
