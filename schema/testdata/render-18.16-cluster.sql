@@ -589,3 +589,48 @@ ARRAY JOIN arrayPushFront(findings, '') AS finding
 WHERE dead = 0
 GROUP BY agent, hour, source_kind, finding, with_error_id;
 
+-- 007 incidents (checksum b59ef30e5b14c9aaa6d27db5409276894dd2a2244625d6ceb9e8a1bfe7a86ac9)
+CREATE TABLE IF NOT EXISTS errtrail.incidents_local ON CLUSTER errtrail_cluster
+(
+    kind String,
+    agent String,
+    caller String,
+    reason String,
+    started_at DateTime,
+    last_seen_at DateTime,
+    ended_at DateTime,
+    detail String,
+    peak_rate Float64,
+    baseline_rate Float64,
+    peak_score Float64,
+    peak_callers UInt32,
+    peak_count UInt64,
+    evaluations UInt32,
+    writer String,
+    version UInt64
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/errtrail/incidents_local', '{replica}', version)
+PARTITION BY toYYYYMM(started_at)
+ORDER BY (agent, kind, caller, reason, started_at);
+
+CREATE TABLE IF NOT EXISTS errtrail.incidents ON CLUSTER errtrail_cluster
+(
+    kind String,
+    agent String,
+    caller String,
+    reason String,
+    started_at DateTime,
+    last_seen_at DateTime,
+    ended_at DateTime,
+    detail String,
+    peak_rate Float64,
+    baseline_rate Float64,
+    peak_score Float64,
+    peak_callers UInt32,
+    peak_count UInt64,
+    evaluations UInt32,
+    writer String,
+    version UInt64
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, incidents_local, cityHash64(kind, agent, caller, reason));
+

@@ -391,3 +391,27 @@ ARRAY JOIN arrayPushFront(findings, '') AS finding
 WHERE dead = 0
 GROUP BY agent, hour, source_kind, finding, with_error_id;
 
+-- 007 incidents (checksum 69a1339bbb4dce66298177912d1047cf2d19bbc983a4b0954f4e3ef87700377e)
+CREATE TABLE IF NOT EXISTS errtrail.incidents
+(
+    kind String,
+    agent String,
+    caller String,
+    reason String,
+    started_at DateTime,
+    last_seen_at DateTime,
+    ended_at DateTime,
+    detail String,
+    peak_rate Float64,
+    baseline_rate Float64,
+    peak_score Float64,
+    peak_callers UInt32,
+    peak_count UInt64,
+    evaluations UInt32,
+    writer String,
+    version UInt64
+)
+ENGINE = ReplacingMergeTree(version)
+PARTITION BY toYYYYMM(started_at)
+ORDER BY (agent, kind, caller, reason, started_at);
+

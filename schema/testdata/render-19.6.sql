@@ -398,3 +398,28 @@ ARRAY JOIN arrayPushFront(findings, '') AS finding
 WHERE dead = 0
 GROUP BY agent, hour, source_kind, finding, with_error_id;
 
+-- 007 incidents (checksum aa0d811c322c924df5b2c6a3cd37efa4b404a754b5653f4cc9ccd1a744f663cd)
+CREATE TABLE IF NOT EXISTS errtrail.incidents
+(
+    kind LowCardinality(String),
+    agent LowCardinality(String),
+    caller String CODEC(ZSTD(1)),
+    reason LowCardinality(String),
+    started_at DateTime,
+    last_seen_at DateTime,
+    ended_at DateTime,
+    detail LowCardinality(String),
+    peak_rate Float64,
+    baseline_rate Float64,
+    peak_score Float64,
+    peak_callers UInt32,
+    peak_count UInt64,
+    evaluations UInt32,
+    writer LowCardinality(String),
+    version UInt64
+)
+ENGINE = ReplacingMergeTree(version)
+PARTITION BY toYYYYMM(started_at)
+ORDER BY (agent, kind, caller, reason, started_at)
+TTL last_seen_at + INTERVAL 90 DAY;
+

@@ -600,3 +600,49 @@ ARRAY JOIN arrayPushFront(findings, '') AS finding
 WHERE dead = 0
 GROUP BY agent, hour, source_kind, finding, with_error_id;
 
+-- 007 incidents (checksum 62978831120d0aa24e6d5329478968a06c17dccd881c6212f2e634178bee37dd)
+CREATE TABLE IF NOT EXISTS errtrail.incidents_local ON CLUSTER errtrail_cluster
+(
+    kind LowCardinality(String),
+    agent LowCardinality(String),
+    caller String CODEC(ZSTD(1)),
+    reason LowCardinality(String),
+    started_at DateTime,
+    last_seen_at DateTime,
+    ended_at DateTime,
+    detail LowCardinality(String),
+    peak_rate Float64,
+    baseline_rate Float64,
+    peak_score Float64,
+    peak_callers UInt32,
+    peak_count UInt64,
+    evaluations UInt32,
+    writer LowCardinality(String),
+    version UInt64
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/errtrail/incidents_local', '{replica}', version)
+PARTITION BY toYYYYMM(started_at)
+ORDER BY (agent, kind, caller, reason, started_at)
+TTL last_seen_at + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS errtrail.incidents ON CLUSTER errtrail_cluster
+(
+    kind LowCardinality(String),
+    agent LowCardinality(String),
+    caller String,
+    reason LowCardinality(String),
+    started_at DateTime,
+    last_seen_at DateTime,
+    ended_at DateTime,
+    detail LowCardinality(String),
+    peak_rate Float64,
+    baseline_rate Float64,
+    peak_score Float64,
+    peak_callers UInt32,
+    peak_count UInt64,
+    evaluations UInt32,
+    writer LowCardinality(String),
+    version UInt64
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, incidents_local, cityHash64(kind, agent, caller, reason));
+
