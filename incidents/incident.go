@@ -52,7 +52,11 @@ type Incident struct {
 	// rotated_idempotency_key), undecided's verdict (limit_too_low, runaway).
 	Reason string `json:"reason,omitempty"`
 
+	// Start is the first evaluation that found the verdict; Fired the one
+	// at which it had held as long as its alert's "for" (when the episode
+	// was first written, about when its alert fired).
 	Start    time.Time `json:"start"`
+	Fired    time.Time `json:"fired"`
 	LastSeen time.Time `json:"last_seen"`
 	End      time.Time `json:"end,omitzero"` // zero while open
 

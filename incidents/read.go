@@ -79,6 +79,7 @@ func Read(ctx context.Context, conn driver.Conn, db string, f Filter) ([]Inciden
 	// One row per episode: its latest write (the engine collapses them on
 	// merge, in the background). The HAVING conditions apply to that write.
 	q := fmt.Sprintf(`SELECT kind, agent, caller, reason, started_at,
+    min(fired_at),
     argMax(last_seen_at, version) AS last_seen_,
     argMax(ended_at, version) AS end_,
     argMax(detail, version),
@@ -105,13 +106,13 @@ LIMIT %d`, db, Table, where, having, limit)
 	for rows.Next() {
 		var i Incident
 		var kind string
-		if err := rows.Scan(&kind, &i.Agent, &i.Caller, &i.Reason, &i.Start, &i.LastSeen, &i.End,
+		if err := rows.Scan(&kind, &i.Agent, &i.Caller, &i.Reason, &i.Start, &i.Fired, &i.LastSeen, &i.End,
 			&i.Detail, &i.PeakRate, &i.BaselineRate, &i.PeakScore, &i.PeakCallers, &i.PeakCount,
 			&i.Evaluations, &i.Writer, &i.Version); err != nil {
 			return nil, fmt.Errorf("incidents: read: %w", err)
 		}
 		i.Kind = Kind(kind)
-		i.Start, i.LastSeen = i.Start.UTC(), i.LastSeen.UTC()
+		i.Start, i.Fired, i.LastSeen = i.Start.UTC(), i.Fired.UTC(), i.LastSeen.UTC()
 		if i.End.Unix() <= 0 {
 			i.End = time.Time{}
 		} else {

@@ -12,6 +12,7 @@ var incidentsColumns = []col{
 	{"caller", "String", false, codecText},
 	{"reason", "String", true, 0},
 	{"started_at", "DateTime", false, 0},
+	{"fired_at", "DateTime", false, 0},
 	{"last_seen_at", "DateTime", false, 0},
 	{"ended_at", "DateTime", false, 0},
 	{"detail", "String", true, 0},

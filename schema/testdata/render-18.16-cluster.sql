@@ -589,7 +589,7 @@ ARRAY JOIN arrayPushFront(findings, '') AS finding
 WHERE dead = 0
 GROUP BY agent, hour, source_kind, finding, with_error_id;
 
--- 007 incidents (checksum b59ef30e5b14c9aaa6d27db5409276894dd2a2244625d6ceb9e8a1bfe7a86ac9)
+-- 007 incidents (checksum c7c110b15958123f162c93e0f80d666ac4ffc928f682fa52167fa8f65656870b)
 CREATE TABLE IF NOT EXISTS errtrail.incidents_local ON CLUSTER errtrail_cluster
 (
     kind String,
@@ -597,6 +597,7 @@ CREATE TABLE IF NOT EXISTS errtrail.incidents_local ON CLUSTER errtrail_cluster
     caller String,
     reason String,
     started_at DateTime,
+    fired_at DateTime,
     last_seen_at DateTime,
     ended_at DateTime,
     detail String,
@@ -620,6 +621,7 @@ CREATE TABLE IF NOT EXISTS errtrail.incidents ON CLUSTER errtrail_cluster
     caller String,
     reason String,
     started_at DateTime,
+    fired_at DateTime,
     last_seen_at DateTime,
     ended_at DateTime,
     detail String,

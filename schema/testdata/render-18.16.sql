@@ -391,7 +391,7 @@ ARRAY JOIN arrayPushFront(findings, '') AS finding
 WHERE dead = 0
 GROUP BY agent, hour, source_kind, finding, with_error_id;
 
--- 007 incidents (checksum 69a1339bbb4dce66298177912d1047cf2d19bbc983a4b0954f4e3ef87700377e)
+-- 007 incidents (checksum 88d757c86baf41cdcc73a9670d63ebae20a0fd644956505ca977383f9c4255db)
 CREATE TABLE IF NOT EXISTS errtrail.incidents
 (
     kind String,
@@ -399,6 +399,7 @@ CREATE TABLE IF NOT EXISTS errtrail.incidents
     caller String,
     reason String,
     started_at DateTime,
+    fired_at DateTime,
     last_seen_at DateTime,
     ended_at DateTime,
     detail String,

@@ -398,7 +398,7 @@ ARRAY JOIN arrayPushFront(findings, '') AS finding
 WHERE dead = 0
 GROUP BY agent, hour, source_kind, finding, with_error_id;
 
--- 007 incidents (checksum aa0d811c322c924df5b2c6a3cd37efa4b404a754b5653f4cc9ccd1a744f663cd)
+-- 007 incidents (checksum 65a4939cc5a7ee9d942152ba49f1312316bf8163ebf8eb34ceeb00d989df18b3)
 CREATE TABLE IF NOT EXISTS errtrail.incidents
 (
     kind LowCardinality(String),
@@ -406,6 +406,7 @@ CREATE TABLE IF NOT EXISTS errtrail.incidents
     caller String CODEC(ZSTD(1)),
     reason LowCardinality(String),
     started_at DateTime,
+    fired_at DateTime,
     last_seen_at DateTime,
     ended_at DateTime,
     detail LowCardinality(String),

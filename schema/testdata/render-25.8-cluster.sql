@@ -600,7 +600,7 @@ ARRAY JOIN arrayPushFront(findings, '') AS finding
 WHERE dead = 0
 GROUP BY agent, hour, source_kind, finding, with_error_id;
 
--- 007 incidents (checksum 62978831120d0aa24e6d5329478968a06c17dccd881c6212f2e634178bee37dd)
+-- 007 incidents (checksum c8f3951f021134653ac1f10600398393d89f67bebeaa7a813971c5149227955b)
 CREATE TABLE IF NOT EXISTS errtrail.incidents_local ON CLUSTER errtrail_cluster
 (
     kind LowCardinality(String),
@@ -608,6 +608,7 @@ CREATE TABLE IF NOT EXISTS errtrail.incidents_local ON CLUSTER errtrail_cluster
     caller String CODEC(ZSTD(1)),
     reason LowCardinality(String),
     started_at DateTime,
+    fired_at DateTime,
     last_seen_at DateTime,
     ended_at DateTime,
     detail LowCardinality(String),
@@ -632,6 +633,7 @@ CREATE TABLE IF NOT EXISTS errtrail.incidents ON CLUSTER errtrail_cluster
     caller String,
     reason LowCardinality(String),
     started_at DateTime,
+    fired_at DateTime,
     last_seen_at DateTime,
     ended_at DateTime,
     detail LowCardinality(String),
