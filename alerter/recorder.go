@@ -2,7 +2,6 @@ package alerter
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -81,32 +80,5 @@ func (r *Recorder) Record(ctx context.Context, cfg *Config, v *Verdicts) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	return writeIncidents(ctx, r.Conn, db, rows)
-}
-
-// incidentColumns are the columns writeIncidents fills, in order.
-const incidentColumns = "kind, agent, caller, reason, started_at, fired_at, last_seen_at, ended_at, detail, " +
-	"peak_rate, baseline_rate, peak_score, peak_callers, peak_count, evaluations, writer, version"
-
-func writeIncidents(ctx context.Context, conn driver.Conn, db string, rows []incidents.Incident) error {
-	b, err := conn.PrepareBatch(ctx, fmt.Sprintf("INSERT INTO %s.%s (%s)", db, incidents.Table, incidentColumns))
-	if err != nil {
-		return fmt.Errorf("incidents: write: %w", err)
-	}
-	for _, i := range rows {
-		end := time.Unix(0, 0).UTC()
-		if !i.End.IsZero() {
-			end = i.End
-		}
-		if err := b.Append(string(i.Kind), i.Agent, i.Caller, i.Reason, i.Start, i.Fired, i.LastSeen, end,
-			i.Detail, i.PeakRate, i.BaselineRate, i.PeakScore, i.PeakCallers, i.PeakCount, i.Evaluations,
-			i.Writer, i.Version); err != nil {
-			_ = b.Abort()
-			return fmt.Errorf("incidents: write: %w", err)
-		}
-	}
-	if err := b.Send(); err != nil {
-		return fmt.Errorf("incidents: write: %w", err)
-	}
-	return nil
+	return incidents.Write(ctx, r.Conn, db, rows)
 }

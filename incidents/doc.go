@@ -10,8 +10,9 @@
 // alerts/verdicts.yml, so an episode is an alert that fired, and it is
 // dated from the verdict's first evaluation.
 //
-// The package only reads (Read) and holds the row's Go form (Incident), so
-// that the read side (lookup/, api/, cmd/errtrail) never imports alerter/.
+// The package holds the row's Go form (Incident), reads episodes (Read) and
+// stores the writes the alerter decides (Write), so that the read side
+// (lookup/, api/, cmd/errtrail) never imports alerter/.
 // Every read takes each episode's latest write (argMax by version), so it
 // is right before ClickHouse has merged the rewrites.
 package incidents

@@ -46,6 +46,7 @@ const usage = `usage: errtrail <command> [flags]
                    message_id, task_id, or a JSON-RPC id with --agent
   report [AGENT]   which rules an agent's error replies break (every agent without AGENT)
   serve            the HTTP API (/v1/...) and the web pages (/)
+  incidents        the alerter's recorded episodes (overload, runaway, ...) in a range
 
 errtrail <command> --help lists the flags; flags may come before or after
 the ID or AGENT. Exit status: 0 answered, 1 not found,
@@ -67,6 +68,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runReport(ctx, args, stdout, stderr)
 	case "serve":
 		return runServe(ctx, args, stderr)
+	case "incidents":
+		return runIncidents(ctx, args, stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
