@@ -109,3 +109,16 @@ with its peak figures. Quota alone is never an incident.
 	}
 	return exitOK
 }
+
+// incidentStore is the api's incidents.Reader: the store's failures as
+// lookup's errors (unavailable, or a configuration the server refused), so
+// that /v1/incidents answers them as the other routes do.
+type incidentStore struct{ incidents.Store }
+
+func (s incidentStore) Incidents(ctx context.Context, f incidents.Filter) ([]incidents.Incident, error) {
+	list, err := s.Store.Incidents(ctx, f)
+	if err != nil && !errors.Is(err, incidents.ErrBadFilter) && ctx.Err() == nil {
+		err = lookup.StoreError(err)
+	}
+	return list, err
+}
