@@ -62,7 +62,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	listen := fs.String("http.listen-address", "127.0.0.1:19101", "address of /metrics, /healthz and /readyz")
 	chAddr := fs.String("clickhouse.addr", "127.0.0.1:19000", "ClickHouse native-protocol addresses host:port, comma-separated")
 	chDB := fs.String("clickhouse.database", "errtrail", "database holding errtrail's tables")
-	chUser := fs.String("clickhouse.user", "default", "ClickHouse user (a read-only one suffices)")
+	chUser := fs.String("clickhouse.user", "default", "ClickHouse user: SELECT on errtrail's tables, INSERT on incidents (docs/operations.md)")
 	o.chPass = f.Secret("clickhouse.password", "", "ClickHouse password (never logged; prefer the environment)")
 	chTLS := f.TLS("clickhouse", "", "ClickHouse")
 	fs.DurationVar(&o.interval, "evaluation.interval", 10*time.Second, "time between evaluations (the overload all-clear takes --overload.clear-after plus up to this, plus Prometheus's scrape and rule intervals)")
