@@ -223,8 +223,10 @@ func TestIncidentsRecordEpisodes(t *testing.T) {
 		return out
 	}
 	truncate := func() {
-		if err := conn.Exec(context.Background(), "TRUNCATE TABLE "+incidentsDB+"."+schema.TableIncidents); err != nil {
-			t.Fatal(err)
+		for _, table := range []string{schema.TableIncidents, schema.TableAlerterMinutes} {
+			if err := conn.Exec(context.Background(), "TRUNCATE TABLE "+incidentsDB+"."+table); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 
@@ -236,6 +238,16 @@ func TestIncidentsRecordEpisodes(t *testing.T) {
 			evals = append(evals, a.at(t, at))
 		}
 		checkEpisodes(t, conn, alertRuns(evals), 0)
+		// Every minute evaluated is noted as recorded (12: t0 to t0+11m),
+		// so the story can tell "no episode" from "nobody looking".
+		var minutes uint64
+		if err := conn.QueryRow(context.Background(), "SELECT uniqExact(minute) FROM "+incidentsDB+".alerter_minutes WHERE writer = 'a' AND minute >= toDateTime(?) AND minute <= toDateTime(?)",
+			t0.Unix(), t0.Add(11*time.Minute).Unix()).Scan(&minutes); err != nil {
+			t.Fatal(err)
+		}
+		if minutes != 12 {
+			t.Errorf("alerter_minutes notes %d minutes of the 12 evaluated", minutes)
+		}
 	})
 
 	t.Run("two alerters", func(t *testing.T) {

@@ -42,6 +42,7 @@ type Recorder struct {
 	mu      sync.Mutex
 	mine    map[incidents.Key]incidents.Incident
 	pending map[incidents.Key]time.Time
+	marked  time.Time // the latest minute noted in alerter_minutes
 }
 
 // Record writes the episodes of v. Verdicts of an evaluation that failed
@@ -77,8 +78,18 @@ func (r *Recorder) Record(ctx context.Context, cfg *Config, v *Verdicts) error {
 		interval = 10 * time.Second
 	}
 	rows := episodeStep(v.At, interval*3/2, r.Writer, hold, observe(cfg, v), stored, r.mine, r.pending)
-	if len(rows) == 0 {
-		return nil
+	if len(rows) > 0 {
+		if err := incidents.Write(ctx, r.Conn, db, rows); err != nil {
+			return err
+		}
 	}
-	return incidents.Write(ctx, r.Conn, db, rows)
+	// Once a minute: this alerter was recording, so a reader can tell "no
+	// episode" from "nobody looking" (incidents.At).
+	if minute := v.At.UTC().Truncate(time.Minute); !minute.Equal(r.marked) {
+		if err := incidents.MarkRecording(ctx, r.Conn, db, r.Writer, v.At); err != nil {
+			return err
+		}
+		r.marked = minute
+	}
+	return nil
 }

@@ -94,13 +94,12 @@ func (i Incident) Duration() time.Duration {
 }
 
 // At reports whether the episode was under way at t: started at or before
-// t and not ended by then (an open one counts up to its last evaluation).
+// t and not ended by then. An open one is under way until an alerter ends
+// it (one nobody wrote for alerter.IncidentGap is ended at its last
+// evaluation by the next alerter that evaluates).
 func (i Incident) At(t time.Time) bool {
 	if t.Before(i.Start) {
 		return false
 	}
-	if i.Open() {
-		return !t.After(i.LastSeen)
-	}
-	return t.Before(i.End)
+	return i.Open() || t.Before(i.End)
 }

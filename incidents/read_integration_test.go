@@ -117,3 +117,50 @@ func TestReadLatestWriteAndFilters(t *testing.T) {
 		t.Errorf("a database name that is no identifier: err %v, want ErrBadFilter", err)
 	}
 }
+
+// TestAtMoment: At says whether an alerter was recording in the moment's
+// minute, and lists the agent's episodes under way then: not one that
+// started later or had ended, not another agent's.
+func TestAtMoment(t *testing.T) {
+	conn := openFresh(t)
+	ctx := context.Background()
+	rows := []incidents.Incident{
+		{Kind: incidents.Overload, Agent: "billing", Start: at(0), LastSeen: at(4), End: at(5), Version: 1},
+		{Kind: incidents.Runaway, Agent: "billing", Caller: "looper", Start: at(3), LastSeen: at(9), Version: 1},
+		{Kind: incidents.Overload, Agent: "search", Start: at(0), LastSeen: at(9), Version: 1},
+	}
+	if err := incidents.Write(ctx, conn, testDB, rows); err != nil {
+		t.Fatal(err)
+	}
+	for m := 0; m < 10; m++ {
+		if err := incidents.MarkRecording(ctx, conn, testDB, "a", at(m).Add(7*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kinds := func(m incidents.Moment) string {
+		var s []string
+		for _, i := range m.Incidents {
+			s = append(s, string(i.Kind))
+		}
+		return strings.Join(s, ",")
+	}
+	for _, c := range []struct {
+		at        time.Time
+		recording bool
+		want      string
+	}{
+		{at(0).Add(-time.Second), false, ""}, // the minute before the first recorded one
+		{at(0), true, "overload"},
+		{at(3).Add(30 * time.Second), true, "runaway,overload"},
+		{at(5), true, "runaway"},
+		{at(12), false, "runaway"}, // still open: no alerter ended it
+	} {
+		got, err := incidents.At(ctx, conn, testDB, "billing", c.at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Recording != c.recording || kinds(got) != c.want {
+			t.Errorf("at %v: recording %v, episodes %q; want %v, %q", c.at, got.Recording, kinds(got), c.recording, c.want)
+		}
+	}
+}

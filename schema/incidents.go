@@ -26,6 +26,15 @@ var incidentsColumns = []col{
 	{"version", "UInt64", false, 0},
 }
 
+// alerterMinutesColumns are the columns of alerter_minutes (migration 007):
+// one row per alerter and minute in which it recorded incidents, so that a
+// reader can tell "no episode" from "no alerter was recording".
+var alerterMinutesColumns = []col{
+	{"minute", "DateTime", false, 0},
+	{"writer", "String", true, 0},
+	{"last_at", "DateTime", false, 0},
+}
+
 // incidents is the table of the alerter's verdicts remembered as episodes
 // (docs/schema.md, "incidents"): one row per episode of one verdict, written
 // again by the alerter at every evaluation that changes it. The engine keeps,
@@ -35,12 +44,20 @@ var incidentsColumns = []col{
 // episode an earlier run opened, leave one row. Readers take the latest
 // write with argMax(..., version) (or FINAL): merges are eventual.
 func (r *renderer) incidents() []string {
-	return r.createTable(table{
+	minutes := r.createTable(table{
+		name: TableAlerterMinutes, cols: alerterMinutesColumns,
+		engine: "ReplacingMergeTree", args: "last_at",
+		partition: "toYYYYMM(minute)",
+		orderBy:   "(minute, writer)",
+		ttl:       "minute", ttlDays: r.o.RollupRetentionDays,
+		shardKey: "cityHash64(writer)",
+	})
+	return append(minutes, r.createTable(table{
 		name: TableIncidents, cols: incidentsColumns,
 		engine: "ReplacingMergeTree", args: "version",
 		partition: "toYYYYMM(started_at)",
 		orderBy:   "(agent, kind, caller, reason, started_at)",
 		ttl:       "last_seen_at", ttlDays: r.o.RollupRetentionDays,
 		shardKey: IncidentsShard,
-	})
+	})...)
 }

@@ -137,7 +137,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".schema_migrations FINAL"); n != 7 {
 		t.Errorf("schema_migrations has %d rows; want 7", n)
 	}
-	want := []string{"callers_1m", "dead_letter", "error_lookup", "errors", "errors_1m", "findings_1h", "incidents", "ingest_progress", "landing",
+	want := []string{"alerter_minutes", "callers_1m", "dead_letter", "error_lookup", "errors", "errors_1m", "findings_1h", "incidents", "ingest_progress", "landing",
 		"mv1_errors", "mv2_dead_letter", "mv3_error_lookup", "mv4_errors_1m", "mv5_outcomes_1m", "mv6_callers_1m",
 		"mv7_findings_1h", "mv9_ingest_progress", "outcomes_1m", "schema_migrations"}
 	var got []string

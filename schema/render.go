@@ -21,6 +21,7 @@ const (
 	TableCallers1m      = "callers_1m"
 	TableFindings1h     = "findings_1h"
 	TableIncidents      = "incidents"
+	TableAlerterMinutes = "alerter_minutes"
 	TableMigrations     = "schema_migrations"
 )
 

@@ -589,7 +589,25 @@ ARRAY JOIN arrayPushFront(findings, '') AS finding
 WHERE dead = 0
 GROUP BY agent, hour, source_kind, finding, with_error_id;
 
--- 007 incidents (checksum c7c110b15958123f162c93e0f80d666ac4ffc928f682fa52167fa8f65656870b)
+-- 007 incidents (checksum aa24e4980ce16a1c4d2c13faf73acbbf62107bf5231e29a3a39e155564efbb88)
+CREATE TABLE IF NOT EXISTS errtrail.alerter_minutes_local ON CLUSTER errtrail_cluster
+(
+    minute DateTime,
+    writer String,
+    last_at DateTime
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/errtrail/alerter_minutes_local', '{replica}', last_at)
+PARTITION BY toYYYYMM(minute)
+ORDER BY (minute, writer);
+
+CREATE TABLE IF NOT EXISTS errtrail.alerter_minutes ON CLUSTER errtrail_cluster
+(
+    minute DateTime,
+    writer String,
+    last_at DateTime
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, alerter_minutes_local, cityHash64(writer));
+
 CREATE TABLE IF NOT EXISTS errtrail.incidents_local ON CLUSTER errtrail_cluster
 (
     kind String,

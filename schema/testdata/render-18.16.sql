@@ -391,7 +391,17 @@ ARRAY JOIN arrayPushFront(findings, '') AS finding
 WHERE dead = 0
 GROUP BY agent, hour, source_kind, finding, with_error_id;
 
--- 007 incidents (checksum 88d757c86baf41cdcc73a9670d63ebae20a0fd644956505ca977383f9c4255db)
+-- 007 incidents (checksum 755378a546ce3430fdfe774bbebc29033129086093ec7e31c439fe7757afe91b)
+CREATE TABLE IF NOT EXISTS errtrail.alerter_minutes
+(
+    minute DateTime,
+    writer String,
+    last_at DateTime
+)
+ENGINE = ReplacingMergeTree(last_at)
+PARTITION BY toYYYYMM(minute)
+ORDER BY (minute, writer);
+
 CREATE TABLE IF NOT EXISTS errtrail.incidents
 (
     kind String,

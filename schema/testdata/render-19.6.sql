@@ -398,7 +398,18 @@ ARRAY JOIN arrayPushFront(findings, '') AS finding
 WHERE dead = 0
 GROUP BY agent, hour, source_kind, finding, with_error_id;
 
--- 007 incidents (checksum 65a4939cc5a7ee9d942152ba49f1312316bf8163ebf8eb34ceeb00d989df18b3)
+-- 007 incidents (checksum ab62edd904de356803dffa4f91ed6fb6ce49fd325a06fbf98267a248579a4309)
+CREATE TABLE IF NOT EXISTS errtrail.alerter_minutes
+(
+    minute DateTime,
+    writer LowCardinality(String),
+    last_at DateTime
+)
+ENGINE = ReplacingMergeTree(last_at)
+PARTITION BY toYYYYMM(minute)
+ORDER BY (minute, writer)
+TTL minute + INTERVAL 90 DAY;
+
 CREATE TABLE IF NOT EXISTS errtrail.incidents
 (
     kind LowCardinality(String),

@@ -600,7 +600,26 @@ ARRAY JOIN arrayPushFront(findings, '') AS finding
 WHERE dead = 0
 GROUP BY agent, hour, source_kind, finding, with_error_id;
 
--- 007 incidents (checksum c8f3951f021134653ac1f10600398393d89f67bebeaa7a813971c5149227955b)
+-- 007 incidents (checksum cbddc3ebf80aa9f14cf8497dcf333b3443870d8965a3808612425f59804ed1fb)
+CREATE TABLE IF NOT EXISTS errtrail.alerter_minutes_local ON CLUSTER errtrail_cluster
+(
+    minute DateTime,
+    writer LowCardinality(String),
+    last_at DateTime
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/errtrail/alerter_minutes_local', '{replica}', last_at)
+PARTITION BY toYYYYMM(minute)
+ORDER BY (minute, writer)
+TTL minute + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS errtrail.alerter_minutes ON CLUSTER errtrail_cluster
+(
+    minute DateTime,
+    writer LowCardinality(String),
+    last_at DateTime
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, alerter_minutes_local, cityHash64(writer));
+
 CREATE TABLE IF NOT EXISTS errtrail.incidents_local ON CLUSTER errtrail_cluster
 (
     kind LowCardinality(String),
