@@ -34,6 +34,7 @@ type Metrics struct {
 	queryErrors  *prometheus.CounterVec
 	queryRows    *prometheus.GaugeVec
 	queryTime    *prometheus.GaugeVec
+	incidentOps  *prometheus.CounterVec
 }
 
 var (
@@ -111,6 +112,10 @@ func NewMetrics(reg prometheus.Registerer, staleAfter time.Duration, clock func(
 			Namespace: namespace, Name: "query_duration_seconds",
 			Help: "Duration of the latest run of each query.",
 		}, []string{"query"}),
+		incidentOps: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "incident_writes_total",
+			Help: "Evaluations whose episodes were recorded in the incidents table, by result (success, failure); none with --incidents.enabled=false.",
+		}, []string{"result"}),
 	}
 	for _, r := range []string{"success", "failure"} {
 		m.evaluations.WithLabelValues(r)
@@ -118,7 +123,7 @@ func NewMetrics(reg prometheus.Registerer, staleAfter time.Duration, clock func(
 	for _, q := range QueryNames {
 		m.queryErrors.WithLabelValues(q)
 	}
-	reg.MustRegister(m, m.evalDuration, m.evaluations, m.queryErrors, m.queryRows, m.queryTime)
+	reg.MustRegister(m, m.evalDuration, m.evaluations, m.queryErrors, m.queryRows, m.queryTime, m.incidentOps)
 	return m
 }
 
@@ -151,6 +156,15 @@ func (m *Metrics) Observe(v *Verdicts, took time.Duration) {
 	m.latest = v
 	m.lastOK = m.clock()
 	m.evaluations.WithLabelValues("success").Inc()
+}
+
+// IncidentWrite records the outcome of one evaluation's incident write.
+func (m *Metrics) IncidentWrite(err error) {
+	if err != nil {
+		m.incidentOps.WithLabelValues("failure").Inc()
+		return
+	}
+	m.incidentOps.WithLabelValues("success").Inc()
 }
 
 // QueryDone records one query's cost or failure.

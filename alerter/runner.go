@@ -15,6 +15,10 @@ type Runner struct {
 	Timeout  time.Duration // per evaluation; default Interval
 	Clock    func() time.Time
 	Log      *slog.Logger
+	// Incidents, if set, records each evaluation's episodes (Recorder). A
+	// failed write is logged and counted; it does not make the verdicts
+	// stale.
+	Incidents *Recorder
 
 	prev *Verdicts // the latest successful evaluation, for the hysteresis
 }
@@ -45,16 +49,20 @@ func (r *Runner) Once(ctx context.Context) (*Verdicts, error) {
 		r.prev = v
 	}
 	r.Metrics.Observe(v, time.Since(start))
+	if v != nil && r.Incidents != nil {
+		ierr := r.Incidents.Record(ctx, r.Config, v)
+		r.Metrics.IncidentWrite(ierr)
+		if ierr != nil {
+			r.logger().Warn("incidents not recorded", "err", ierr)
+		}
+	}
 	return v, err
 }
 
 // Run evaluates until ctx is done: once at start, then every Interval. A
 // slow evaluation delays the next one instead of overlapping it.
 func (r *Runner) Run(ctx context.Context) {
-	log := r.Log
-	if log == nil {
-		log = slog.Default()
-	}
+	log := r.logger()
 	t := time.NewTicker(r.Interval)
 	defer t.Stop()
 	failing := false
@@ -84,4 +92,11 @@ func (r *Runner) Run(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+func (r *Runner) logger() *slog.Logger {
+	if r.Log == nil {
+		return slog.Default()
+	}
+	return r.Log
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/errtrail/errtrail/incidents"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/report"
 )
@@ -267,8 +268,8 @@ func TestUnitMethods(t *testing.T) {
 	if !strings.Contains(h.logs.String(), `"method":"other"`) {
 		t.Errorf("an unknown method is logged as itself: %s", h.logs.String())
 	}
-	if h.svc.calls+h.rep.calls != len(routes)-3 {
-		t.Errorf("the store was asked %d times; want once per HEAD of a /v1 route", h.svc.calls+h.rep.calls)
+	if n := h.svc.calls + h.rep.calls + h.inc.calls; n != len(routes)-3 {
+		t.Errorf("the store was asked %d times; want once per HEAD of a /v1 route", n)
 	}
 }
 
@@ -347,6 +348,7 @@ func TestUnitEveryAnswer(t *testing.T) {
 			h.svc.list = func(context.Context, lookup.ListQuery) (*lookup.Page, error) { return nil, err }
 			h.rep.report = func(context.Context, string, time.Time, time.Time) (*report.Report, error) { return nil, err }
 			h.svc.ready = func(context.Context) error { return err }
+			h.inc.fn = func(context.Context, incidents.Filter) ([]incidents.Incident, error) { return nil, err }
 		}
 	}
 	slow := func(h *harness) {
@@ -356,6 +358,10 @@ func TestUnitEveryAnswer(t *testing.T) {
 			return nil, ctx.Err()
 		}
 		h.svc.list = func(ctx context.Context, _ lookup.ListQuery) (*lookup.Page, error) { wait(ctx); return nil, ctx.Err() }
+		h.inc.fn = func(ctx context.Context, _ incidents.Filter) ([]incidents.Incident, error) {
+			wait(ctx)
+			return nil, ctx.Err()
+		}
 		h.rep.report = func(ctx context.Context, _ string, _, _ time.Time) (*report.Report, error) {
 			wait(ctx)
 			return nil, ctx.Err()

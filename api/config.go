@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/errtrail/errtrail/incidents"
 	"log/slog"
 	"net/http"
 	"time"
@@ -64,6 +65,10 @@ type Config struct {
 	// headers win over the api's.
 	Pages func(svc lookup.Service, rep report.Reporter) http.Handler
 	Now   func() time.Time // default time.Now; tests move it
+	// Incidents answers /v1/incidents (an incidents.Store on the same
+	// ClickHouse, its store failures wrapped as lookup's errors); nil: that
+	// route answers 503 unavailable.
+	Incidents incidents.Reader
 }
 
 // DefaultConfig returns the defaults the flags show.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/errtrail/errtrail/incidents"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/report"
 )
@@ -170,6 +171,29 @@ func (c *fakeClock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
+// fakeIncidents is a FAKE incidents.Reader for the unit tests of the HTTP
+// layer: it answers what fn says (nil: one open overload) and records the
+// filter. The real reader is tested in package incidents.
+type fakeIncidents struct {
+	fn    func(ctx context.Context, f incidents.Filter) ([]incidents.Incident, error)
+	mu    sync.Mutex
+	got   incidents.Filter
+	calls int
+}
+
+func (f *fakeIncidents) Incidents(ctx context.Context, q incidents.Filter) ([]incidents.Incident, error) {
+	f.mu.Lock()
+	f.got = q
+	f.calls++
+	fn := f.fn
+	f.mu.Unlock()
+	if fn != nil {
+		return fn(ctx, q)
+	}
+	return []incidents.Incident{{Kind: incidents.Overload, Agent: "alpha", Start: t0, Fired: t0.Add(20 * time.Second),
+		LastSeen: t0.Add(time.Minute), PeakRate: 2, PeakCallers: 4, Evaluations: 5}}, nil
+}
+
 // harness is one Server on fakes, with its logs, metrics and clock.
 type harness struct {
 	t     *testing.T
@@ -179,17 +203,19 @@ type harness struct {
 	reg   *prometheus.Registry
 	logs  *syncBuffer
 	clock *fakeClock
+	inc   *fakeIncidents
 }
 
 // newHarness builds a Server on fakes; mod adjusts the config first.
 func newHarness(t *testing.T, mod func(*Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, svc: &fakeService{}, rep: &fakeReporter{}, reg: prometheus.NewRegistry(),
-		logs: &syncBuffer{}, clock: &fakeClock{t: t0.Add(30 * time.Minute)}}
+		logs: &syncBuffer{}, clock: &fakeClock{t: t0.Add(30 * time.Minute)}, inc: &fakeIncidents{}}
 	cfg := DefaultConfig()
 	cfg.Log = slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg.Now = h.clock.Now
 	cfg.RPS = 0 // the rate-limit tests turn it on
+	cfg.Incidents = h.inc
 	if mod != nil {
 		mod(&cfg)
 	}

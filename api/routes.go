@@ -71,6 +71,13 @@ var routes = []route{
 		serve:    (*Server).serveReport,
 	},
 	{
+		pattern:  "/v1/incidents",
+		query:    []string{"agent", "kind", "open", "from", "to", "limit"},
+		statuses: statuses([]int{http.StatusOK}, statusesAny, statusesLookup),
+		access:   accessAPI,
+		serve:    (*Server).serveIncidents,
+	},
+	{
 		pattern:  "/healthz",
 		statuses: statuses([]int{http.StatusOK}, statusesAny),
 		access:   accessOpen,

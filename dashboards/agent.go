@@ -13,6 +13,25 @@ import (
 // ${var:sqlstring}, which quotes and doubles quotes, so any text is safe.
 const agentFilter = `agent = ${agent:sqlstring} AND (${caller:sqlstring} = '' OR caller = ${caller:sqlstring})`
 
+// incidentsAnnotationSQL marks the agent's incidents (docs/alerting.md,
+// "Incidents") on every panel: one region per episode under way in the
+// range, from its start to its end (to the range's end while open), from
+// each episode's latest write (argMax by version, as incidents.Read). The
+// columns are the ClickHouse plugin's annotation columns.
+const incidentsAnnotationSQL = `SELECT started_at AS time,
+    if(end_ = toDateTime(0), $__toTime, end_) AS timeEnd,
+    concat(kind, if(caller = '', '', concat(' of caller ', caller)), if(reason = '', '', concat(' (', reason, ')')),
+        if(end_ = toDateTime(0), ', still open', '')) AS text,
+    kind AS tags
+FROM (
+    SELECT kind, caller, reason, started_at, argMax(ended_at, version) AS end_
+    FROM ${database}.incidents
+    WHERE agent = ${agent:sqlstring} AND started_at <= $__toTime
+    GROUP BY kind, caller, reason, started_at
+    HAVING end_ = toDateTime(0) OR end_ >= $__fromTime
+)
+ORDER BY time`
+
 // Agent is one agent's page, templated by $agent (alerts link here with
 // var-agent, runaway and retry-storm alerts also with var-caller).
 func Agent() *dashboard.DashboardBuilder {
@@ -41,6 +60,10 @@ func Agent() *dashboard.DashboardBuilder {
 		Link(dashLink("Support lookup", UIDLookup, "")).
 		Link(pageLink("Conformance report of this agent", "/agents/${agent:percentencode}/report")).
 		Link(pageLink("Recent errors of this agent and caller", "/errors?agent=${agent:percentencode}&caller=${caller:percentencode}")).
+		Link(pageLink("Incidents of this agent", "/incidents?agent=${agent:percentencode}")).
+		Annotation(dashboard.NewAnnotationQueryBuilder().Name("errtrail incidents").
+			Datasource(chRef()).Enable(true).IconColor("red").
+			Target(CH(Table, incidentsAnnotationSQL))).
 		WithRow(row("Overload (page) and quota (no page)")).
 		WithPanel(ts("Overload rate vs baseline (alerter)").
 			Description("The alerter's current-window overload rate against the median of its baseline; the verdict fires at factor x baseline (docs/alerting.md#agent-overloaded).").

@@ -102,8 +102,8 @@ type Query struct {
 }
 
 // Queries extracts every ClickHouse query from the dashboard's JSON: panel
-// targets (rows' nested panels too) and query variables whose datasource is
-// the ClickHouse plugin. It reads the rendered JSON, not the builders, so it
+// targets (rows' nested panels too), annotation queries and query variables
+// whose datasource is the ClickHouse plugin. It reads the rendered JSON, not the builders, so it
 // sees what Grafana will.
 func (s Spec) Queries() ([]Query, error) {
 	b, err := s.JSON()
@@ -111,7 +111,16 @@ func (s Spec) Queries() ([]Query, error) {
 		return nil, err
 	}
 	var d struct {
-		Panels     []jsonPanel `json:"panels"`
+		Panels      []jsonPanel `json:"panels"`
+		Annotations struct {
+			List []struct {
+				Name       string  `json:"name"`
+				Datasource *jsonDS `json:"datasource"`
+				Target     *struct {
+					RawSQL string `json:"rawSql"`
+				} `json:"target"`
+			} `json:"list"`
+		} `json:"annotations"`
 		Templating struct {
 			List []struct {
 				Name       string          `json:"name"`
@@ -137,6 +146,11 @@ func (s Spec) Queries() ([]Query, error) {
 		}
 	}
 	walk(d.Panels)
+	for _, a := range d.Annotations.List {
+		if a.Datasource != nil && a.Datasource.Type == ClickHousePlugin && a.Target != nil {
+			out = append(out, Query{Dashboard: s.UID, Where: "annotation " + a.Name, Raw: a.Target.RawSQL})
+		}
+	}
 	for _, v := range d.Templating.List {
 		if v.Type != "query" || v.Datasource == nil || v.Datasource.Type != ClickHousePlugin {
 			continue

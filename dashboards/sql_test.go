@@ -14,6 +14,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/errtrail/errtrail/dashboards"
+	"github.com/errtrail/errtrail/incidents"
 	"github.com/errtrail/errtrail/internal/testenv"
 	"github.com/errtrail/errtrail/schema"
 )
@@ -56,6 +57,17 @@ func TestSQLOnClickHouse(t *testing.T) {
 	}
 	now := time.Now().UTC().Truncate(time.Second)
 	insertLanding(t, ctx, conn, opts, now.Add(-5*time.Minute), testRows(now))
+	// The incidents the agent dashboard marks (check_chdb.py inserts the
+	// same): one overload of agent-a written open then ended, one open
+	// runaway.
+	ago := func(s int) time.Time { return now.Add(-time.Duration(s) * time.Second) }
+	if err := incidents.Write(ctx, conn, opts.Database, []incidents.Incident{
+		{Kind: incidents.Overload, Agent: "agent-a", Start: ago(1200), LastSeen: ago(1100), Version: 1},
+		{Kind: incidents.Overload, Agent: "agent-a", Start: ago(1200), LastSeen: ago(1000), End: ago(900), Version: 2},
+		{Kind: incidents.Runaway, Agent: "agent-a", Caller: "c2", Start: ago(600), LastSeen: ago(60), Version: 3},
+	}); err != nil {
+		t.Fatal(err)
+	}
 
 	sets := dashboards.TestValues(opts.Database)
 	qs, err := dashboards.ExpandedQueries(sets)

@@ -38,7 +38,9 @@ func contextWindow(observed, now time.Time) (from, to time.Time, n int) {
 
 // contextOf reads the caller's errors per minute and kind around the
 // record (errors_1m, by its sorting-key prefix agent, minute) and the
-// alerter's verdicts at the record's moment. A failure of the verdicts, or
+// alerter's verdicts at the record's moment: those it recorded in the
+// incidents table when an alerter was recording then (recordedVerdicts),
+// else computed afresh (verdicts). A failure of the verdicts, or
 // their missing Finder.VerdictBudget counted from began, is reported in
 // VerdictError, not returned: the rest of the story holds.
 func (f *Finder) contextOf(ctx context.Context, r *Record, cfg *alerter.Config, began time.Time) (Context, error) {
@@ -57,10 +59,17 @@ func (f *Finder) contextOf(ctx context.Context, r *Record, cfg *alerter.Config, 
 	vctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		_, done := f.step("verdicts") // the alerter names its own queries
 		var v verdictsDone
-		v.err = f.verdicts(vctx, r, cfg, &v.c)
-		done(v.err)
+		// What the alerter recorded then, when it was recording; else
+		// computed afresh.
+		recorded, err := f.recordedVerdicts(vctx, r, &v.c)
+		if err == nil && !recorded {
+			_, done := f.step("verdicts") // the alerter names its own queries
+			v.c = Context{VerdictSource: VerdictsRecomputed}
+			err = f.verdicts(vctx, r, cfg, &v.c)
+			done(err)
+		}
+		v.err = err
 		verdicts <- v
 	}()
 
@@ -116,6 +125,7 @@ func (f *Finder) contextOf(ctx context.Context, r *Record, cfg *alerter.Config, 
 		c.AgentOverloaded, c.CallerRunaway, c.LimitTooLow = v.c.AgentOverloaded, v.c.CallerRunaway, v.c.LimitTooLow
 		c.RetryStorm, c.RetryStormReasons, c.RetryStormChecked = v.c.RetryStorm, v.c.RetryStormReasons, v.c.RetryStormChecked
 		c.Undecided, c.VerdictAt, c.verdictsOK = v.c.Undecided, v.c.VerdictAt, v.c.verdictsOK
+		c.VerdictSource = v.c.VerdictSource
 	case <-budget:
 		cancel()
 		c.VerdictAt = time.Unix(r.ObservedAt.Unix(), 0).UTC()

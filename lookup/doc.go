@@ -27,11 +27,14 @@
 //     seeds they broke (attempts.go, RetryRules);
 //   - Context: the caller's errors per minute and kind around the record
 //     (errors_1m), and the alerter's own verdicts at the record's moment
-//     (agent overloaded, caller runaway, limit too low), computed by
-//     alerter.Source.Gather restricted to the record's agent and to its
-//     counts step, and alerter.Evaluate (context.go); the retry-storm
-//     verdict only with Finder.RetryStorms (the attempts already show this
-//     request's retries);
+//     (agent overloaded, caller runaway, limit too low, retry storm): the
+//     episodes it recorded, read from the incidents table with incidents.At
+//     when an alerter was recording in that minute (incidents.go); else
+//     computed by alerter.Source.Gather restricted to the record's agent
+//     and to its counts step, and alerter.Evaluate (context.go), the
+//     retry-storm verdict then only with Finder.RetryStorms (the attempts
+//     already show this request's retries). Context.VerdictSource says
+//     which;
 //   - Findings: each finding code with the sentence it checks and what the
 //     agent team should change (guide.go, GuideFor).
 //

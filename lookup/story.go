@@ -122,8 +122,11 @@ type Context struct {
 	// A count, not a verdict.
 	OtherCallers int64 `json:"other_callers"`
 
-	// The alerter's verdicts, evaluated at the record's moment on the
-	// rollups with the alerter's own code.
+	// The alerter's verdicts at the record's moment: read from the
+	// incidents it recorded when an alerter was recording then
+	// (VerdictSource "incidents": an episode, i.e. a verdict that held its
+	// alert's "for", under way at that second), else evaluated afresh on
+	// the rollups with the alerter's own code (VerdictSource "recomputed").
 	AgentOverloaded bool `json:"agent_overloaded"`
 	CallerRunaway   bool `json:"caller_runaway"`
 	LimitTooLow     bool `json:"limit_too_low"`
@@ -134,7 +137,11 @@ type Context struct {
 	RetryStormChecked bool      `json:"retry_storm_checked"`
 	Undecided         bool      `json:"undecided"` // too little history to judge the caller
 	VerdictAt         time.Time `json:"verdict_at"`
-	VerdictError      string    `json:"verdict_error,omitempty"` // the verdicts could not be computed (the rest of the story still holds)
+	// VerdictSource says where the verdicts come from: VerdictsRecorded or
+	// VerdictsRecomputed (no alerter was recording incidents then); empty
+	// when they could not be had (VerdictError).
+	VerdictSource string `json:"verdict_source,omitempty"`
+	VerdictError  string `json:"verdict_error,omitempty"` // the verdicts could not be computed (the rest of the story still holds)
 	// RetryStormReasons are the alerter's reasons for RetryStorm
 	// (ignored_retry_after, rotated_message_id, rotated_idempotency_key).
 	RetryStormReasons []string `json:"retry_storm_reasons,omitempty"`

@@ -303,6 +303,10 @@ func TestContextVerdicts(t *testing.T) {
 	if ov.Context.VerdictError != "" || qt.Context.VerdictError != "" {
 		t.Fatalf("verdict errors: %q, %q", ov.Context.VerdictError, qt.Context.VerdictError)
 	}
+	// No alerter recorded incidents in this database: recomputed, and said.
+	if ov.Context.VerdictSource != VerdictsRecomputed || qt.Context.VerdictSource != VerdictsRecomputed {
+		t.Errorf("verdict sources %q, %q; want %q", ov.Context.VerdictSource, qt.Context.VerdictSource, VerdictsRecomputed)
+	}
 	if !ov.Context.AgentOverloaded || qt.Context.AgentOverloaded {
 		t.Errorf("agent overloaded: busy-agent %v, research-agent %v; want true, false", ov.Context.AgentOverloaded, qt.Context.AgentOverloaded)
 	}

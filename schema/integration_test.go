@@ -119,12 +119,12 @@ func count(t *testing.T, conn driver.Conn, query string, args ...any) uint64 {
 func TestMigrateIsIdempotent(t *testing.T) {
 	conn, opts, v := openDB(t)
 	first := migrate(t, conn, opts)
-	if fmt.Sprint(first.Applied) != "[1 2 3 4 5 6]" || first.Server != v {
-		t.Fatalf("first Migrate: %+v; want versions 1-6 applied", first)
+	if fmt.Sprint(first.Applied) != "[1 2 3 4 5 6 7]" || first.Server != v {
+		t.Fatalf("first Migrate: %+v; want versions 1-7 applied", first)
 	}
 	second := migrate(t, conn, opts)
-	if len(second.Applied) != 0 || fmt.Sprint(second.Current) != "[1 2 3 4 5 6]" {
-		t.Fatalf("second Migrate: %+v; want nothing applied, 1-6 current", second)
+	if len(second.Applied) != 0 || fmt.Sprint(second.Current) != "[1 2 3 4 5 6 7]" {
+		t.Fatalf("second Migrate: %+v; want nothing applied, 1-7 current", second)
 	}
 	// Run every statement once more by hand: IF NOT EXISTS makes each a no-op.
 	for _, m := range Render(v, opts) {
@@ -134,10 +134,10 @@ func TestMigrateIsIdempotent(t *testing.T) {
 			}
 		}
 	}
-	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".schema_migrations FINAL"); n != 6 {
-		t.Errorf("schema_migrations has %d rows; want 6", n)
+	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".schema_migrations FINAL"); n != 7 {
+		t.Errorf("schema_migrations has %d rows; want 7", n)
 	}
-	want := []string{"callers_1m", "dead_letter", "error_lookup", "errors", "errors_1m", "findings_1h", "ingest_progress", "landing",
+	want := []string{"alerter_minutes", "callers_1m", "dead_letter", "error_lookup", "errors", "errors_1m", "findings_1h", "incidents", "ingest_progress", "landing",
 		"mv1_errors", "mv2_dead_letter", "mv3_error_lookup", "mv4_errors_1m", "mv5_outcomes_1m", "mv6_callers_1m",
 		"mv7_findings_1h", "mv9_ingest_progress", "outcomes_1m", "schema_migrations"}
 	var got []string
@@ -185,8 +185,8 @@ func TestMigrateRecreatesMissingObjects(t *testing.T) {
 	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".errors"); n != 1 {
 		t.Errorf("errors holds %d rows after the repair; want the 1 stored before", n)
 	}
-	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".schema_migrations FINAL"); n != 6 {
-		t.Errorf("schema_migrations has %d rows; want 6 (a repair records nothing)", n)
+	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".schema_migrations FINAL"); n != 7 {
+		t.Errorf("schema_migrations has %d rows; want 7 (a repair records nothing)", n)
 	}
 	if again := migrate(t, conn, opts); len(again.Repaired) != 0 {
 		t.Errorf("a second Migrate repaired %v; want nothing", again.Repaired)

@@ -23,6 +23,7 @@ func TestUnitMigrationIdentity(t *testing.T) {
 		"4 ingest_progress",
 		"5 callers_1m rollup",
 		"6 findings_1h rollup",
+		"7 incidents",
 	}
 	for _, v := range []ServerVersion{Oldest, Modern} {
 		var got []string

@@ -20,6 +20,8 @@ const (
 	TableIngestProgress = "ingest_progress"
 	TableCallers1m      = "callers_1m"
 	TableFindings1h     = "findings_1h"
+	TableIncidents      = "incidents"
+	TableAlerterMinutes = "alerter_minutes"
 	TableMigrations     = "schema_migrations"
 )
 
@@ -130,6 +132,7 @@ func (r *renderer) migrations() []Migration {
 		{Version: 4, Name: "ingest_progress", Statements: r.ingestProgress()},
 		{Version: 5, Name: "callers_1m rollup", Statements: r.callersRollup()},
 		{Version: 6, Name: "findings_1h rollup", Statements: r.findingsRollup()},
+		{Version: 7, Name: "incidents", Statements: r.incidents()},
 	}
 }
 

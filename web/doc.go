@@ -13,6 +13,8 @@
 //	                                    recent errors, newest first (lookup.Service.List)
 //	GET /agents/{agent}/report[?from=&to=]
 //	GET /report[?from=&to=]             the conformance report (report.Reporter)
+//	GET /incidents[?agent=A&kind=K&from=&to=]
+//	                                    the alerter's episodes as a timeline (SVG) and a table (incidents.Reader)
 //	GET /static/style.css               the one stylesheet
 //
 // The pages are rendered on the server with html/template from templates/

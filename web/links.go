@@ -138,6 +138,8 @@ func (l links) funcs() template.FuncMap {
 		"yesNo":       yesNo,
 		"count":       func(n int64) string { return strconv.FormatInt(n, 10) },
 		"inc":         func(i int) int { return i + 1 },
+		"add":         func(a, b int) int { return a + b },
+		"sub":         func(a, b int) int { return a - b },
 		"orNone":      orNone,
 		"nextWord":    nextWord,
 		"sourceWords": sourceWords,

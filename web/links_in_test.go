@@ -13,12 +13,12 @@ import (
 )
 
 // TestUnitLinksIn: every link to errtrail's pages that the Grafana
-// dashboards ($errtrail_url) and the alert annotations (lookup) build
+// dashboards ($errtrail_url) and the alert annotations (lookup, incident) build
 // reaches a page of this package, with only parameters the page reads, and
 // not its not-found page. Variables are replaced by sample values.
 func TestUnitLinksIn(t *testing.T) {
 	root := filepath.Join("..")
-	h := New(Config{}, &fakeService{story: sampleStory(), page: &lookup.Page{}}, &fakeReporter{rep: sampleReport()})
+	h := New(Config{Incidents: &fakeIncidents{}}, &fakeService{story: sampleStory(), page: &lookup.Page{}}, &fakeReporter{rep: sampleReport()})
 	var links []string
 	dash, err := filepath.Glob(filepath.Join(root, "dashboards", "json", "*.json"))
 	if err != nil || len(dash) == 0 {
@@ -38,14 +38,14 @@ func TestUnitLinksIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reAlert := regexp.MustCompile(`(?m)^\s+lookup: '.*\{\{ end \}\}(/[^']*)'$`)
+	reAlert := regexp.MustCompile(`(?m)^\s+(?:lookup|incident): '.*\{\{ end \}\}(/[^']*)'$`)
 	nAlert := 0
 	for _, m := range reAlert.FindAllStringSubmatch(string(b), -1) {
 		links = append(links, "${errtrail_url}"+m[1])
 		nAlert++
 	}
-	if nAlert < 6 {
-		t.Fatalf("found %d lookup annotations in alerts/verdicts.yml; want one per agent verdict alert", nAlert)
+	if nAlert < 12 {
+		t.Fatalf("found %d lookup and incident annotations in alerts/verdicts.yml; want one of each per agent verdict alert", nAlert)
 	}
 	sample := strings.NewReplacer(
 		"${errtrail_url}", "",

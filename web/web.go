@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/errtrail/errtrail/incidents"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/report"
 )
@@ -42,6 +43,8 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock for default time ranges; default time.Now.
 	Now func() time.Time
+	// Incidents answers the incidents page; nil: it answers 503.
+	Incidents incidents.Reader
 }
 
 // Default ranges of pages that take from and to.
@@ -58,6 +61,7 @@ type handler struct {
 	cfg   Config
 	svc   lookup.Service
 	rep   report.Reporter
+	inc   incidents.Reader
 	pages map[string]*template.Template
 	mux   *http.ServeMux
 	links links
@@ -75,13 +79,14 @@ func New(cfg Config, svc lookup.Service, rep report.Reporter) http.Handler {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	h := &handler{cfg: cfg, svc: svc, rep: rep, links: newLinks(cfg.ExternalURL, cfg.GrafanaURL)}
+	h := &handler{cfg: cfg, svc: svc, rep: rep, inc: cfg.Incidents, links: newLinks(cfg.ExternalURL, cfg.GrafanaURL)}
 	h.pages = parsePages(h.links)
 	h.mux = http.NewServeMux()
 	h.mux.HandleFunc("GET /{$}", h.home)
 	h.mux.HandleFunc("GET /errors", h.errorsPage)
 	h.mux.HandleFunc("GET /agents/{agent}/report", h.agentReport)
 	h.mux.HandleFunc("GET /report", h.allReport)
+	h.mux.HandleFunc("GET /incidents", h.incidentsPage)
 	static, _ := fs.Sub(staticFS, "static")
 	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	h.mux.HandleFunc("/", h.notFoundPage)

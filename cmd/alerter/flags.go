@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/errtrail/errtrail/alerter"
@@ -28,6 +29,8 @@ type options struct {
 	logJSON      bool
 	cfg          alerter.Config
 	links        alerter.Links
+	incidents    bool     // record episodes in the incidents table
+	writer       string   // names this alerter in the incident rows
 	deprecations []string // notices of deprecated names used, to log once
 }
 
@@ -59,7 +62,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	listen := fs.String("http.listen-address", "127.0.0.1:19101", "address of /metrics, /healthz and /readyz")
 	chAddr := fs.String("clickhouse.addr", "127.0.0.1:19000", "ClickHouse native-protocol addresses host:port, comma-separated")
 	chDB := fs.String("clickhouse.database", "errtrail", "database holding errtrail's tables")
-	chUser := fs.String("clickhouse.user", "default", "ClickHouse user (a read-only one suffices)")
+	chUser := fs.String("clickhouse.user", "default", "ClickHouse user: SELECT on errtrail's tables, INSERT on incidents (docs/operations.md)")
 	o.chPass = f.Secret("clickhouse.password", "", "ClickHouse password (never logged; prefer the environment)")
 	chTLS := f.TLS("clickhouse", "", "ClickHouse")
 	fs.DurationVar(&o.interval, "evaluation.interval", 10*time.Second, "time between evaluations (the overload all-clear takes --overload.clear-after plus up to this, plus Prometheus's scrape and rule intervals)")
@@ -69,6 +72,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	logFormat := fs.String("log.format", "text", "text or json")
 	grafanaURL := fs.String("links.grafana-url", "http://localhost:3000", "base URL of the Grafana with errtrail's dashboards, for the alerts' dashboard links (exported in errtrail_alerter_links_info)")
 	lookupURL := fs.String("links.lookup-url", "", "base URL of errtrail's support lookup page, for links to one error_id (exported in errtrail_alerter_links_info)")
+	incidents := fs.Bool("incidents.enabled", true, "record each verdict's episodes in the incidents table (needs INSERT on it, docs/operations.md); false keeps the alerter read-only")
+	writer := fs.String("incidents.writer", defaultWriter(), "name of this alerter in the incident rows it writes (default the host name)")
 	o.cfg.RegisterFlags(fs)
 	f.Deprecated("stale-after", "evaluation.stale-after")
 	fs.VisitAll(func(fl *flag.Flag) { f.Env(fl.Name, envKeys(fl.Name)...) })
@@ -97,6 +102,7 @@ ingest's ERRTRAIL_<FLAG>. See docs/alerting.md.
 	o.deprecations = f.Deprecations()
 
 	o.listen, o.chDB, o.chUser = *listen, *chDB, *chUser
+	o.incidents, o.writer = *incidents, *writer
 	o.chAddr = cliflags.SplitList(*chAddr)
 	if len(o.chAddr) == 0 {
 		return nil, errors.New("--clickhouse.addr names no address")
@@ -131,6 +137,14 @@ ingest's ERRTRAIL_<FLAG>. See docs/alerting.md.
 		return nil, err
 	}
 	return o, nil
+}
+
+// defaultWriter is the host name, or "alerter" when it cannot be read.
+func defaultWriter() string {
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "alerter"
 }
 
 // newLogger returns the logger --log.level and --log.format ask for.

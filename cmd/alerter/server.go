@@ -74,6 +74,9 @@ func serve(ctx context.Context, o *options, log *slog.Logger) error {
 		Timeout:  o.timeout,
 		Log:      log,
 	}
+	if o.incidents {
+		runner.Incidents = &alerter.Recorder{Conn: conn, Database: o.chDB, Writer: o.writer, Interval: o.interval}
+	}
 
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
@@ -81,7 +84,7 @@ func serve(ctx context.Context, o *options, log *slog.Logger) error {
 	}
 	srv := &http.Server{Handler: newHandler(reg, m), ReadHeaderTimeout: 5 * time.Second}
 	log.Info("listening", "addr", ln.Addr().String(), "clickhouse", o.chAddr, "database", o.chDB,
-		"user", o.chUser, "tls", o.chTLS != nil, "interval", o.interval,
+		"user", o.chUser, "tls", o.chTLS != nil, "interval", o.interval, "incidents", o.incidents,
 		"bucket", o.cfg.Bucket, "window", o.cfg.Window, "baseline", o.cfg.Baseline, "took", time.Since(begin))
 
 	ctx, stop := context.WithCancel(ctx)

@@ -49,6 +49,7 @@ const usage = `usage: errtrail <command> [flags]
   serve            the HTTP API (/v1/...) and the web pages (/)
   check FILE...    the rules captured error replies break, offline (- is stdin);
                    exit 0 none broken but advice, 1 a MUST broken, 2 unreadable input
+  incidents        the alerter's recorded episodes (overload, runaway, ...) in a range
 
 errtrail <command> --help lists the flags; flags may come before or after
 the ID or AGENT. Exit status: 0 answered, 1 not found,
@@ -72,6 +73,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runServe(ctx, args, stderr)
 	case "check":
 		return runCheck(args, os.Stdin, stdout, stderr)
+	case "incidents":
+		return runIncidents(ctx, args, stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -88,6 +88,12 @@ def main():
         values.append("(" + ", ".join(lit(row[c]) for c in cols) + ")")
     db = "errtrail"  # scripts/check-dashboard-sql expands the queries with -database errtrail
     s.query("INSERT INTO %s.landing (%s) VALUES %s" % (db, ", ".join(cols), ", ".join(values)))
+    # The incidents of dashboards/sql_test.go: one ended overload of agent-a
+    # written twice (open, then ended) and one open runaway.
+    s.query("INSERT INTO %s.incidents (kind, agent, caller, reason, started_at, last_seen_at, ended_at, version) VALUES "
+            "('overload', 'agent-a', '', '', now() - 1200, now() - 1100, toDateTime(0), 1), "
+            "('overload', 'agent-a', '', '', now() - 1200, now() - 1000, now() - 900, 2), "
+            "('runaway', 'agent-a', 'c2', '', now() - 600, now() - 60, toDateTime(0), 3)" % db)
 
     sets = {}
     for q in queries:

@@ -259,6 +259,12 @@ func (p Printer) context(w io.Writer, r *lookup.Record, c *lookup.Context) {
 		fmt.Fprint(w, " · too little history to judge the caller")
 	}
 	fmt.Fprintln(w)
+	switch c.VerdictSource {
+	case lookup.VerdictsRecorded:
+		fmt.Fprintln(w, "  (as the alerter recorded them then: errtrail incidents)")
+	case lookup.VerdictsRecomputed:
+		fmt.Fprintln(w, "  (recomputed: no alerter was recording incidents then)")
+	}
 }
 
 // recordFields lists the record's fields in docs/record.md's order, as

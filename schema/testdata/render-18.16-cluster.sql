@@ -589,3 +589,68 @@ ARRAY JOIN arrayPushFront(findings, '') AS finding
 WHERE dead = 0
 GROUP BY agent, hour, source_kind, finding, with_error_id;
 
+-- 007 incidents (checksum aa24e4980ce16a1c4d2c13faf73acbbf62107bf5231e29a3a39e155564efbb88)
+CREATE TABLE IF NOT EXISTS errtrail.alerter_minutes_local ON CLUSTER errtrail_cluster
+(
+    minute DateTime,
+    writer String,
+    last_at DateTime
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/errtrail/alerter_minutes_local', '{replica}', last_at)
+PARTITION BY toYYYYMM(minute)
+ORDER BY (minute, writer);
+
+CREATE TABLE IF NOT EXISTS errtrail.alerter_minutes ON CLUSTER errtrail_cluster
+(
+    minute DateTime,
+    writer String,
+    last_at DateTime
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, alerter_minutes_local, cityHash64(writer));
+
+CREATE TABLE IF NOT EXISTS errtrail.incidents_local ON CLUSTER errtrail_cluster
+(
+    kind String,
+    agent String,
+    caller String,
+    reason String,
+    started_at DateTime,
+    fired_at DateTime,
+    last_seen_at DateTime,
+    ended_at DateTime,
+    detail String,
+    peak_rate Float64,
+    baseline_rate Float64,
+    peak_score Float64,
+    peak_callers UInt32,
+    peak_count UInt64,
+    evaluations UInt32,
+    writer String,
+    version UInt64
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/errtrail/incidents_local', '{replica}', version)
+PARTITION BY toYYYYMM(started_at)
+ORDER BY (agent, kind, caller, reason, started_at);
+
+CREATE TABLE IF NOT EXISTS errtrail.incidents ON CLUSTER errtrail_cluster
+(
+    kind String,
+    agent String,
+    caller String,
+    reason String,
+    started_at DateTime,
+    fired_at DateTime,
+    last_seen_at DateTime,
+    ended_at DateTime,
+    detail String,
+    peak_rate Float64,
+    baseline_rate Float64,
+    peak_score Float64,
+    peak_callers UInt32,
+    peak_count UInt64,
+    evaluations UInt32,
+    writer String,
+    version UInt64
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, incidents_local, cityHash64(kind, agent, caller, reason));
+

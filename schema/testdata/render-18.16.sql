@@ -391,3 +391,38 @@ ARRAY JOIN arrayPushFront(findings, '') AS finding
 WHERE dead = 0
 GROUP BY agent, hour, source_kind, finding, with_error_id;
 
+-- 007 incidents (checksum 755378a546ce3430fdfe774bbebc29033129086093ec7e31c439fe7757afe91b)
+CREATE TABLE IF NOT EXISTS errtrail.alerter_minutes
+(
+    minute DateTime,
+    writer String,
+    last_at DateTime
+)
+ENGINE = ReplacingMergeTree(last_at)
+PARTITION BY toYYYYMM(minute)
+ORDER BY (minute, writer);
+
+CREATE TABLE IF NOT EXISTS errtrail.incidents
+(
+    kind String,
+    agent String,
+    caller String,
+    reason String,
+    started_at DateTime,
+    fired_at DateTime,
+    last_seen_at DateTime,
+    ended_at DateTime,
+    detail String,
+    peak_rate Float64,
+    baseline_rate Float64,
+    peak_score Float64,
+    peak_callers UInt32,
+    peak_count UInt64,
+    evaluations UInt32,
+    writer String,
+    version UInt64
+)
+ENGINE = ReplacingMergeTree(version)
+PARTITION BY toYYYYMM(started_at)
+ORDER BY (agent, kind, caller, reason, started_at);
+

@@ -600,3 +600,70 @@ ARRAY JOIN arrayPushFront(findings, '') AS finding
 WHERE dead = 0
 GROUP BY agent, hour, source_kind, finding, with_error_id;
 
+-- 007 incidents (checksum cbddc3ebf80aa9f14cf8497dcf333b3443870d8965a3808612425f59804ed1fb)
+CREATE TABLE IF NOT EXISTS errtrail.alerter_minutes_local ON CLUSTER errtrail_cluster
+(
+    minute DateTime,
+    writer LowCardinality(String),
+    last_at DateTime
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/errtrail/alerter_minutes_local', '{replica}', last_at)
+PARTITION BY toYYYYMM(minute)
+ORDER BY (minute, writer)
+TTL minute + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS errtrail.alerter_minutes ON CLUSTER errtrail_cluster
+(
+    minute DateTime,
+    writer LowCardinality(String),
+    last_at DateTime
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, alerter_minutes_local, cityHash64(writer));
+
+CREATE TABLE IF NOT EXISTS errtrail.incidents_local ON CLUSTER errtrail_cluster
+(
+    kind LowCardinality(String),
+    agent LowCardinality(String),
+    caller String CODEC(ZSTD(1)),
+    reason LowCardinality(String),
+    started_at DateTime,
+    fired_at DateTime,
+    last_seen_at DateTime,
+    ended_at DateTime,
+    detail LowCardinality(String),
+    peak_rate Float64,
+    baseline_rate Float64,
+    peak_score Float64,
+    peak_callers UInt32,
+    peak_count UInt64,
+    evaluations UInt32,
+    writer LowCardinality(String),
+    version UInt64
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/errtrail/incidents_local', '{replica}', version)
+PARTITION BY toYYYYMM(started_at)
+ORDER BY (agent, kind, caller, reason, started_at)
+TTL last_seen_at + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS errtrail.incidents ON CLUSTER errtrail_cluster
+(
+    kind LowCardinality(String),
+    agent LowCardinality(String),
+    caller String,
+    reason LowCardinality(String),
+    started_at DateTime,
+    fired_at DateTime,
+    last_seen_at DateTime,
+    ended_at DateTime,
+    detail LowCardinality(String),
+    peak_rate Float64,
+    baseline_rate Float64,
+    peak_score Float64,
+    peak_callers UInt32,
+    peak_count UInt64,
+    evaluations UInt32,
+    writer LowCardinality(String),
+    version UInt64
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, incidents_local, cityHash64(kind, agent, caller, reason));
+

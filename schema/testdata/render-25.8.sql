@@ -408,3 +408,40 @@ ARRAY JOIN arrayPushFront(findings, '') AS finding
 WHERE dead = 0
 GROUP BY agent, hour, source_kind, finding, with_error_id;
 
+-- 007 incidents (checksum ab62edd904de356803dffa4f91ed6fb6ce49fd325a06fbf98267a248579a4309)
+CREATE TABLE IF NOT EXISTS errtrail.alerter_minutes
+(
+    minute DateTime,
+    writer LowCardinality(String),
+    last_at DateTime
+)
+ENGINE = ReplacingMergeTree(last_at)
+PARTITION BY toYYYYMM(minute)
+ORDER BY (minute, writer)
+TTL minute + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS errtrail.incidents
+(
+    kind LowCardinality(String),
+    agent LowCardinality(String),
+    caller String CODEC(ZSTD(1)),
+    reason LowCardinality(String),
+    started_at DateTime,
+    fired_at DateTime,
+    last_seen_at DateTime,
+    ended_at DateTime,
+    detail LowCardinality(String),
+    peak_rate Float64,
+    baseline_rate Float64,
+    peak_score Float64,
+    peak_callers UInt32,
+    peak_count UInt64,
+    evaluations UInt32,
+    writer LowCardinality(String),
+    version UInt64
+)
+ENGINE = ReplacingMergeTree(version)
+PARTITION BY toYYYYMM(started_at)
+ORDER BY (agent, kind, caller, reason, started_at)
+TTL last_seen_at + INTERVAL 90 DAY;
+
