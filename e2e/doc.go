@@ -10,8 +10,9 @@
 // hour of history: the verdicts and alerts that must and must not happen),
 // TestClickHouseOutage (ClickHouse paused under an overload page, two
 // alerters), TestLongRetryAfterScenario (quotas with long waits) run in CI
-// (scripts/test); the measurements of issue 4 §5 run with ERRTRAIL_MEASURE=1
-// (docs/performance.md, section Alerting). Servers are found by
+// (scripts/test); the measurements TestMeasureOnsetToAlert and
+// TestMeasureQueryCost run only with ERRTRAIL_MEASURE=1 (docs/performance.md,
+// section Alerting). Servers are found by
 // internal/testenv: a missing server or binary skips outside CI and fails
 // in CI.
 //
