@@ -99,9 +99,9 @@ func TestColdStart(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := "errtrail_alerter_cold_" + strings.ReplaceAll(tc.name, "-", "_")
-			opts := freshNamedDB(t, conn, db)
+			opts := freshUniqueDB(t, conn, db)
 			insert(t, conn, opts, coldStartRows(now, tc.history))
-			got := evaluateAt(t, conn, db, now)
+			got := evaluateAt(t, conn, opts.Database, now)
 			want := map[string]float64{
 				`errtrail_alerter_history_sufficient`:                                                       tc.sufficient,
 				`errtrail_alerter_caller_runaway{agent="spike",caller="spiky"}`:                             1,
@@ -148,7 +148,7 @@ func TestColdStart(t *testing.T) {
 // (2 h) cannot be paired with its first attempt, so rotation is not claimed.
 func TestLongRetryAfter(t *testing.T) {
 	conn := openCH(t)
-	opts := freshNamedDB(t, conn, "errtrail_alerter_retry_after")
+	opts := freshUniqueDB(t, conn, "errtrail_alerter_retry_after")
 	now := time.Now()
 	var rows []row
 	add := func(caller string, delay time.Duration, rotate bool) {
@@ -203,7 +203,7 @@ func TestLongRetryAfter(t *testing.T) {
 // observes still counts.
 func TestCountedOnce(t *testing.T) {
 	conn := openCH(t)
-	opts := freshNamedDB(t, conn, "errtrail_alerter_counted_once")
+	opts := freshUniqueDB(t, conn, "errtrail_alerter_counted_once")
 	now := time.Now()
 	var rows []row
 	both := func(at time.Time, id string) {

@@ -3,8 +3,10 @@ package alerter_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,8 +19,9 @@ import (
 	"github.com/errtrail/errtrail/schema"
 )
 
-// testDB is the database the integration tests own; it is dropped and
-// re-created by each run, so they never touch the stack's errtrail database.
+// testDB names the databases the integration tests own (uniqueDB makes
+// each run's name unique), so they never touch the stack's errtrail
+// database, nor another suite's running beside them on the same server.
 const testDB = "errtrail_alerter_test"
 
 func openCH(t *testing.T) driver.Conn {
@@ -49,7 +52,23 @@ func openCHWith(t *testing.T, readTimeout time.Duration, settings clickhouse.Set
 
 func freshDB(t *testing.T, conn driver.Conn) schema.Options {
 	t.Helper()
-	return freshNamedDB(t, conn, testDB)
+	return freshUniqueDB(t, conn, testDB)
+}
+
+var dbSeq atomic.Int64
+
+// freshUniqueDB is freshNamedDB on a database of this test's own: prefix
+// with the process id, the time and a sequence number, dropped when the
+// test ends (ERRTRAIL_KEEP_TEST_DATA=1 keeps it). Two suites running at
+// once on one server never share one (a fixed name let one suite drop the
+// database another was reading).
+func freshUniqueDB(t *testing.T, conn driver.Conn, prefix string) schema.Options {
+	t.Helper()
+	db := fmt.Sprintf("%s_%d_%d_%d", prefix, os.Getpid(), time.Now().UnixNano()%1e6, dbSeq.Add(1))
+	if os.Getenv("ERRTRAIL_KEEP_TEST_DATA") == "" {
+		t.Cleanup(func() { _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+db) })
+	}
+	return freshNamedDB(t, conn, db)
 }
 
 // freshNamedDB drops database db and migrates it afresh with schema.Migrate,
@@ -278,7 +297,7 @@ func TestVerdictsFromClickHouse(t *testing.T) {
 			if err := cfg.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			got := evaluateWith(t, conn, testDB, now, &cfg)
+			got := evaluateWith(t, conn, opts.Database, now, &cfg)
 			want := map[string]float64{
 				`errtrail_alerter_clickhouse_up`:                        1,
 				`errtrail_alerter_stale`:                                0,

@@ -18,7 +18,7 @@ import (
 // on each side of every threshold that decides what is read.
 func TestReducedMatchesReference(t *testing.T) {
 	conn := openCH(t)
-	opts := freshNamedDB(t, conn, "errtrail_alerter_reduced")
+	opts := freshUniqueDB(t, conn, "errtrail_alerter_reduced")
 	now := time.Now()
 	seed(t, conn, opts, now)
 	insert(t, conn, opts, coldStartRows(now, 40*time.Minute))
@@ -125,7 +125,7 @@ func TestReducedMatchesReference(t *testing.T) {
 // baseline moving on a minute are seen as the reference read sees them.
 func TestOverloadCacheSeesLateRows(t *testing.T) {
 	conn := openCH(t)
-	opts := freshNamedDB(t, conn, "errtrail_alerter_reduced_cache")
+	opts := freshUniqueDB(t, conn, "errtrail_alerter_reduced_cache")
 	now := time.Now()
 	ov := row{"kind": "overload", "http_status": 503, "reason": "AGENT_OVERLOADED", "retry_after_ms": 5000}
 	var rows []row

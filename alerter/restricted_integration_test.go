@@ -22,7 +22,7 @@ import (
 // read must not report any other agent.
 func TestRestrictedGatherMatchesFull(t *testing.T) {
 	conn := openCH(t)
-	opts := freshNamedDB(t, conn, "errtrail_alerter_restricted")
+	opts := freshUniqueDB(t, conn, "errtrail_alerter_restricted")
 	now := time.Now()
 	seed(t, conn, opts, now)
 	// A cold start on one agent while the others have an hour: the history
