@@ -3,6 +3,7 @@ package alerter_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"testing"
 	"time"
@@ -15,7 +16,9 @@ import (
 	"github.com/errtrail/errtrail/schema"
 )
 
-const incidentsDB = "errtrail_alerter_incidents_test"
+// incidentsDB is this process's own database (another suite may run the
+// same test on the same server at once).
+var incidentsDB = fmt.Sprintf("errtrail_alerter_incidents_test_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
 
 var overloadRow = row{"kind": "overload", "http_status": 503, "reason": "AGENT_OVERLOADED"}
 
@@ -213,6 +216,7 @@ func checkEpisodes(t *testing.T, conn driver.Conn, runs []alertRun, slack time.D
 func TestIncidentsRecordEpisodes(t *testing.T) {
 	conn := openCH(t)
 	opts := freshNamedDB(t, conn, incidentsDB)
+	t.Cleanup(func() { _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+incidentsDB) })
 	t0 := time.Now().UTC().Truncate(time.Minute).Add(-30 * time.Minute)
 	insert(t, conn, opts, incidentScenario(t0))
 	ticks := func(from, to time.Duration, off time.Duration) []time.Time {

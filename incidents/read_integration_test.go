@@ -3,6 +3,8 @@ package incidents_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +17,9 @@ import (
 	"github.com/errtrail/errtrail/schema"
 )
 
-const testDB = "errtrail_incidents_read_test"
+// testDB is this process's own database (another suite may run these tests
+// on the same server at once).
+var testDB = fmt.Sprintf("errtrail_incidents_read_test_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
 
 func openFresh(t *testing.T) driver.Conn {
 	t.Helper()
@@ -33,6 +37,7 @@ func openFresh(t *testing.T) driver.Conn {
 	if _, err := schema.Migrate(ctx, conn, schema.Options{Database: testDB}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+testDB) })
 	return conn
 }
 

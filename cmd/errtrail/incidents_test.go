@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +17,9 @@ import (
 	"github.com/errtrail/errtrail/schema"
 )
 
-const incidentsCmdDB = "errtrail_incidents_cmd_test"
+// incidentsCmdDB is this process's own database (another suite may run this
+// test on the same server at once).
+var incidentsCmdDB = fmt.Sprintf("errtrail_incidents_cmd_test_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
 
 // TestIncidentsCommand: errtrail incidents on a migrated database with two
 // recorded episodes prints both, the latest first, narrows by agent, kind
@@ -36,6 +40,7 @@ func TestIncidentsCommand(t *testing.T) {
 	if _, err := schema.Migrate(ctx, conn, schema.Options{Database: incidentsCmdDB}); err != nil {
 		t.Fatal(err)
 	}
+	defer func() { _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+incidentsCmdDB) }()
 	start := time.Now().UTC().Truncate(time.Second).Add(-2 * time.Hour)
 	rows := []incidents.Incident{
 		{Kind: incidents.Overload, Agent: "billing", Start: start, Fired: start.Add(20 * time.Second),
