@@ -85,7 +85,8 @@ func BenchmarkDecodeStage(b *testing.B) {
 		bt.msgs = append(bt.msgs, kafka.Message{Topic: "errtrail.replies", Partition: i % 4, Offset: int64(i / 4), Value: e, HighWaterMark: 1 << 20})
 		size += len(e)
 	}
-	s := p.newSlot()
+	d := p.dec
+	s := d.newSlot()
 	s.b = bt
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
@@ -94,12 +95,12 @@ func BenchmarkDecodeStage(b *testing.B) {
 		bt.epoch = uint64(i + 1)
 		bt.todo = bt.todo[:0]
 		clear(bt.maxOff)
-		if err := p.filterReplays(context.Background(), bt); err != nil {
+		if err := d.filterReplays(context.Background(), bt); err != nil {
 			b.Fatal(err)
 		}
-		p.decode(s, time.Now())
-		p.dedupAndCount(s)
-		s.token = p.token(bt)
+		d.decode(s, time.Now())
+		d.dedupAndCount(s)
+		s.token = batchToken(bt)
 		if s.rows != len(evs) {
 			b.Fatalf("%d rows of %d events", s.rows, len(evs))
 		}
