@@ -18,7 +18,9 @@ import (
 // stand-in for Config.Progress.
 func testDecoder(workers int, stored map[string]map[int32]int64) *decoder {
 	cfg := Config{Topics: []string{"t"}, Workers: workers, Logger: slog.New(slog.DiscardHandler),
-		Progress: func(_ context.Context, _ driver.Conn, topic string) (map[int32]int64, error) { return stored[topic], nil }}
+		Progress: func(_ context.Context, _ driver.Conn, topic string) (map[int32]int64, error) {
+			return stored[topic], nil
+		}}
 	cfg.defaults()
 	return newDecoder(cfg, nil, nil, nil, NewLogLimiter(cfg.Logger, 5, time.Second))
 }
