@@ -70,7 +70,7 @@ type Source interface {
 }
 
 // fenced is a Source whose partitions move only after their batches are
-// settled (Group). Both methods are called from the insert goroutine.
+// settled (Group). Its methods are called from the writer's goroutine.
 type fenced interface {
 	// attempt reports whether batches of epoch may still be written; if so,
 	// ctx ends when the epoch is abandoned, and done must be called when the

@@ -146,8 +146,8 @@ func (e *PermanentError) Unwrap() error { return e.Err }
 // joined by channels, plus the loops beside them.
 //
 //	fetcher --batch--> decoder --slot--> writer
-//	(fetch.go)         (decode.go,       (insert.go, shards.go, park.go,
-//	                    replay.go,        ledger.go, commit.go)
+//	(fetch.go)         (decode.go,       (write.go, insert.go, shards.go,
+//	                    replay.go,        park.go, ledger.go, commit.go)
 //	                    dedup.go)
 //
 // Each batch carries its acknowledgement to the writer (slot.ack), which
