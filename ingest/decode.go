@@ -151,11 +151,12 @@ func (d *decoder) newSlot() *slot {
 // it are parked (pinned: they borrow its arenas), a fresh slot in its
 // place. It is called from the writer's goroutine; free has room for it.
 func (d *decoder) release(s *slot, free chan<- *slot) {
+	s.ack = nil // acknowledged once: a parked slot lives on without it
 	if s.pinned {
 		free <- d.newSlot()
 		return
 	}
-	s.b, s.ack = nil, nil
+	s.b = nil
 	free <- s
 }
 
