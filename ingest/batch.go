@@ -111,10 +111,12 @@ type slot struct {
 	// ack settles the batch: it acknowledges b (back to the fetcher) and
 	// gives the slot back to the decoder (a fresh one in its place when
 	// pinned). The decoder sets it for each batch; the writer calls it
-	// exactly once, after the batch's rows were stored and its offsets
-	// committed, or after the batch was dropped uncommitted with its
-	// generation; never after a permanent failure. Views (slot.view) have
-	// none.
+	// exactly once, after the batch's rows were stored and the offsets the
+	// ledger allows committed, or after the batch was dropped uncommitted
+	// with its generation; never after a permanent failure. Rows parked
+	// from it (park.go) are then the writer's alone: the slot stays pinned
+	// and they keep their own copy of the batch's epoch and marks, the
+	// batch itself is reused. Views (slot.view) have no ack.
 	ack func()
 }
 
