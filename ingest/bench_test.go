@@ -3,8 +3,12 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/segmentio/kafka-go"
 
 	"github.com/errtrail/errtrail/loadgen"
 	"github.com/errtrail/errtrail/parse"
@@ -60,5 +64,45 @@ func BenchmarkDecodeSteady(b *testing.B) {
 			b.Fatalf("event %d: %v", k, err)
 		}
 		c.appendRow(&meta, &rec, nil, nil)
+	}
+}
+
+// BenchmarkDecodeStage measures the decode stage on one batch of 20,000
+// steady events: the replay filter, the decode on Config.Workers workers,
+// the dedup window and the batch's token. Each op is a batch of a new
+// epoch, so the filter and the window start afresh (what a rebalance
+// costs is included); B/s is event bytes.
+func BenchmarkDecodeStage(b *testing.B) {
+	evs := steadyEvents(b, 20000)
+	p, err := New(Config{Topics: []string{"errtrail.replies"}, Logger: slog.New(slog.DiscardHandler),
+		Progress: func(context.Context, driver.Conn, string) (map[int32]int64, error) { return nil, nil }}, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bt := newBatch()
+	size := 0
+	for i, e := range evs {
+		bt.msgs = append(bt.msgs, kafka.Message{Topic: "errtrail.replies", Partition: i % 4, Offset: int64(i / 4), Value: e, HighWaterMark: 1 << 20})
+		size += len(e)
+	}
+	d := p.dec
+	s := d.newSlot()
+	s.b = bt
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		bt.epoch = uint64(i + 1)
+		bt.todo = bt.todo[:0]
+		clear(bt.maxOff)
+		if err := d.filterReplays(context.Background(), bt); err != nil {
+			b.Fatal(err)
+		}
+		d.decode(s, time.Now())
+		d.dedupAndCount(s)
+		s.token = batchToken(bt)
+		if s.rows != len(evs) {
+			b.Fatalf("%d rows of %d events", s.rows, len(evs))
+		}
 	}
 }

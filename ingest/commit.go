@@ -1,6 +1,6 @@
 package ingest
 
-// Commit, the fifth stage, run by the insert goroutine after each insert.
+// Commit, the writer's step after each insert and before the batch's ack.
 //
 // An offset moves only after ClickHouse accepted its rows, and only as far
 // as the ledger allows: to the end of the longest run of written batches,
@@ -27,28 +27,28 @@ import (
 // generation for a Group (which drops the partitions it no longer owns). A failed
 // commit is only counted: ClickHouse holds the rows, the next commit covers
 // them, and a replay before that is filtered by filterReplays.
-func (p *Pipeline) commit(hard context.Context, epoch uint64, adv map[TopicPartition]int64) {
+func (w *writer) commit(hard context.Context, epoch uint64, adv map[TopicPartition]int64) {
 	if len(adv) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(hard, p.cfg.CommitTimeout)
+	ctx, cancel := context.WithTimeout(hard, w.cfg.CommitTimeout)
 	defer cancel()
 	var err error
-	if p.fence != nil {
-		err = p.fence.commitEpoch(ctx, epoch, adv)
+	if w.fence != nil {
+		err = w.fence.commitEpoch(ctx, epoch, adv)
 	} else {
 		msgs := make([]kafka.Message, 0, len(adv))
 		for k, off := range adv {
 			msgs = append(msgs, kafka.Message{Topic: k.Topic, Partition: int(k.Partition), Offset: off})
 		}
-		err = p.r.CommitMessages(ctx, msgs...)
+		err = w.src.CommitMessages(ctx, msgs...)
 	}
 	if err != nil {
-		p.m.CommitErrors.Inc()
-		p.warn.Log(slog.LevelWarn, "kafka commit failed; the rows are in ClickHouse and the next commit covers them", "err", err)
+		w.m.CommitErrors.Inc()
+		w.warn.Log(slog.LevelWarn, "kafka commit failed; the rows are in ClickHouse and the next commit covers them", "err", err)
 		return
 	}
-	if p.lag != nil {
-		p.lag.afterCommit() // the lag gauges show this commit now, not at the next tick
+	if w.lag != nil {
+		w.lag.afterCommit() // the lag gauges show this commit now, not at the next tick
 	}
 }

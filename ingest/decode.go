@@ -1,16 +1,19 @@
 package ingest
 
-// Decode, the third stage: one goroutine that fans each batch out to
+// The decoder, the second stage: one goroutine that turns each fetched
+// batch into a slot of column buffers, fanning the decode out to
 // Config.Workers decoders.
 //
-// decodeLoop runs the replay filter on a batch, decodes batch.todo into a
-// free slot's column buffers (one per worker, each filled from a contiguous
-// chunk, so the buffers read in order keep every partition's order), drops
-// producer re-sends seen in the dedup window and hands the slot to the
-// insert stage. A message that does not decode becomes a dead-letter row,
-// never an error of the stage. The decoders, the partition states and the
-// dedup window belong to this goroutine alone; with two slots, batch n+1
-// is decoded while batch n is inserted.
+// For each batch it runs the replay filter (replay.go), decodes batch.todo
+// into a free slot's column buffers (one per worker, each filled from a
+// contiguous chunk, so the buffers read in order keep every partition's
+// order), forgets the messages' payloads, drops producer re-sends seen in
+// the dedup window (dedup.go), names the rows (the token) and hands the
+// slot, with the batch's acknowledgement, to the writer. A message that
+// does not decode becomes a dead-letter row, never an error of the stage.
+// The decoders, the partition states and the dedup window are the
+// decoder's alone; with two slots, batch n+1 is decoded while batch n is
+// written.
 
 import (
 	"context"
@@ -20,20 +23,37 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/errtrail/errtrail/parse"
 	"github.com/segmentio/kafka-go"
 )
 
-// slot is a decoded batch on its way to ClickHouse: the batch and the
-// workers' column buffers. Two slots exist, so the next batch is decoded
-// while this one is inserted; the buffers are reused when the slot returns.
-type slot struct {
-	b      *batch
-	cols   []*columns
-	used   int // workers used by this batch
-	rows   int
-	token  string
-	pinned bool // rows of it are parked (park.go): never back to the pool, its arenas stay as they are
+// decoder is the decode stage. Its fields are touched only by its own
+// goroutine, except the slot pool, which the writer feeds through the
+// slots' acks.
+type decoder struct {
+	cfg  Config
+	conn driver.Conn // the replay filter reads Config.Progress through it
+	// rebalances returns the rebalances a kafka.Reader source saw since
+	// the last call (its Stats); nil for other sources.
+	rebalances func() int64
+	flight     *inflight // batch starts, for the lag monitor; nil when lag is off
+	m          *Metrics
+	log        *slog.Logger
+	bad        *LogLimiter // bad input
+	warn       *LogLimiter // progress read retries
+	slots      int         // slots in the pool: decoding and writing
+
+	// replay filter (replay.go)
+	parts map[TopicPartition]*partState
+	epoch uint64 // the epoch of the last batch the replay filter saw
+
+	// decode and dedup
+	win   *window
+	decs  []*parse.Decoder
+	recs  []parse.Record
+	keep  []bool
+	stats []workerStats
 }
 
 type workerStats struct {
@@ -41,11 +61,41 @@ type workerStats struct {
 	dead    map[parse.ErrReason]int
 }
 
-// decodeLoop filters replays, decodes and drops re-sends, batch after
-// batch, into free slots; it runs while the insert stage writes the previous
-// slot. It closes out when in is closed or on error.
-func (p *Pipeline) decodeLoop(hard context.Context, in <-chan *batch, out chan<- *slot, free <-chan *slot) error {
+// newDecoder returns the decode stage of a pipeline reading src (for the
+// rebalance count of a kafka.Reader) and progress through conn. cfg has its
+// defaults.
+func newDecoder(cfg Config, src Source, conn driver.Conn, flight *inflight, warn *LogLimiter) *decoder {
+	d := &decoder{
+		cfg: cfg, conn: conn, flight: flight, m: cfg.Metrics, log: cfg.Logger,
+		bad:   NewLogLimiter(cfg.Logger, 10, 10*time.Second),
+		warn:  warn,
+		slots: 2,
+		parts: map[TopicPartition]*partState{},
+		win:   newWindow(cfg.DedupWindow),
+		recs:  make([]parse.Record, cfg.Workers),
+	}
+	// kafka-go's Reader has no assignment callback; its rebalance counter
+	// (reset by each Stats call) tells that partitions may have moved.
+	if r, ok := src.(interface{ Stats() kafka.ReaderStats }); ok {
+		d.rebalances = func() int64 { return r.Stats().Rebalances }
+	}
+	for i := 0; i < cfg.Workers; i++ {
+		d.decs = append(d.decs, parse.NewDecoder(cfg.Decoder))
+		d.stats = append(d.stats, workerStats{dead: map[parse.ErrReason]int{}})
+	}
+	return d
+}
+
+// run filters replays, decodes and drops re-sends, batch after batch, into
+// slots of its pool, and hands each on to out with its ack; it runs while
+// the writer writes the previous slot. It closes out when in is closed or
+// on error.
+func (d *decoder) run(hard context.Context, in <-chan *batch, out chan<- *slot) error {
 	defer close(out)
+	free := make(chan *slot, d.slots)
+	for i := 0; i < d.slots; i++ {
+		free <- d.newSlot()
+	}
 	for b := range in {
 		var s *slot
 		select {
@@ -53,17 +103,13 @@ func (p *Pipeline) decodeLoop(hard context.Context, in <-chan *batch, out chan<-
 		case <-hard.Done():
 			return hard.Err()
 		}
-		s.b = b
-		if p.flight != nil {
-			p.flight.note(b)
-		}
-		if err := p.filterReplays(hard, b); err != nil {
+		if err := d.process(hard, s, b); err != nil {
 			return err
 		}
-		p.decode(s, time.Now())
-		b.dropPayloads()
-		p.dedupAndCount(s)
-		s.token = p.token(b)
+		s.ack = func() {
+			b.ack()
+			d.release(s, free)
+		}
 		select {
 		case out <- s:
 		case <-hard.Done():
@@ -71,6 +117,47 @@ func (p *Pipeline) decodeLoop(hard context.Context, in <-chan *batch, out chan<-
 		}
 	}
 	return nil
+}
+
+// process fills s from b: the replay filter, the decode, the dedup window
+// and the token. It forgets b's payloads once decoded. Its only error is
+// the replay filter's (a permanent progress error, or the shutdown
+// deadline).
+func (d *decoder) process(hard context.Context, s *slot, b *batch) error {
+	s.b = b
+	if d.flight != nil {
+		d.flight.note(b)
+	}
+	if err := d.filterReplays(hard, b); err != nil {
+		return err
+	}
+	d.decode(s, time.Now())
+	b.dropPayloads()
+	d.dedupAndCount(s)
+	s.token = batchToken(b)
+	return nil
+}
+
+// newSlot returns a slot with one column buffer per worker.
+func (d *decoder) newSlot() *slot {
+	s := &slot{}
+	for w := 0; w < d.cfg.Workers; w++ {
+		s.cols = append(s.cols, &columns{})
+	}
+	return s
+}
+
+// release gives s back to free once its batch is settled, or, when rows of
+// it are parked (pinned: they borrow its arenas), a fresh slot in its
+// place. It is called from the writer's goroutine; free has room for it.
+func (d *decoder) release(s *slot, free chan<- *slot) {
+	s.ack = nil // acknowledged once: a parked slot lives on without it
+	if s.pinned {
+		free <- d.newSlot()
+		return
+	}
+	s.b = nil
+	free <- s
 }
 
 // kafkaHeaders converts without copying: parse.MsgHeader has kafka.Header's layout.
@@ -84,10 +171,10 @@ func kafkaHeaders(h []kafka.Header) []parse.MsgHeader {
 // decode fills the worker column buffers from b.todo, split into contiguous
 // chunks (one per worker) so that concatenating the workers in order keeps
 // the order of every partition.
-func (p *Pipeline) decode(s *slot, now time.Time) {
+func (d *decoder) decode(s *slot, now time.Time) {
 	b := s.b
 	n := len(b.todo)
-	w := p.cfg.Workers
+	w := d.cfg.Workers
 	if n < 1024 {
 		w = 1
 	}
@@ -102,14 +189,14 @@ func (p *Pipeline) decode(s *slot, now time.Time) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.decodeChunk(i, s.cols[i], b, b.todo[lo:hi], now.Unix())
+			d.decodeChunk(i, s.cols[i], b, b.todo[lo:hi], now.Unix())
 		}()
 	}
 	wg.Wait()
 }
 
-func (p *Pipeline) decodeChunk(w int, cols *columns, b *batch, idx []int, ingested int64) {
-	dec, rec, st := p.decs[w], &p.recs[w], &p.stats[w]
+func (d *decoder) decodeChunk(w int, cols *columns, b *batch, idx []int, ingested int64) {
+	dec, rec, st := d.decs[w], &d.recs[w], &d.stats[w]
 	cols.reset()
 	st.decoded = 0
 	clear(st.dead)
@@ -128,12 +215,12 @@ func (p *Pipeline) decodeChunk(w int, cols *columns, b *batch, idx []int, ingest
 				de = &parse.DecodeError{Reason: parse.ErrBadEvent, Path: "event", Offset: -1, Detail: "decoder returned an untyped error"}
 			}
 			raw = raw[:0]
-			if p.cfg.RawMax > 0 {
-				raw = p.cfg.RedactRaw(raw, m.Value, p.cfg.RawMax)
+			if d.cfg.RawMax > 0 {
+				raw = d.cfg.RedactRaw(raw, m.Value, d.cfg.RawMax)
 			}
 			cols.appendRow(&meta, rec, de, raw)
 			st.dead[de.Reason]++
-			p.bad.Log(slog.LevelWarn, "message dead-lettered", "topic", m.Topic, "partition", m.Partition, "offset", m.Offset,
+			d.bad.Log(slog.LevelWarn, "message dead-lettered", "topic", m.Topic, "partition", m.Partition, "offset", m.Offset,
 				"reason", string(de.Reason), "err", de.Error())
 		}
 	}
@@ -141,18 +228,18 @@ func (p *Pipeline) decodeChunk(w int, cols *columns, b *batch, idx []int, ingest
 
 // dedupAndCount drops rows whose producer event_id is in the window (the
 // first copy wins, in partition order), and accounts the batch's metrics.
-func (p *Pipeline) dedupAndCount(s *slot) {
+func (d *decoder) dedupAndCount(s *slot) {
 	resent := 0
 	s.rows = 0
 	for w := 0; w < s.used; w++ {
 		c := s.cols[w]
-		if cap(p.keep) < c.n {
-			p.keep = make([]bool, c.n)
+		if cap(d.keep) < c.n {
+			d.keep = make([]bool, c.n)
 		}
-		keep := p.keep[:c.n]
+		keep := d.keep[:c.n]
 		drop := false
 		for i := 0; i < c.n; i++ {
-			keep[i] = !p.win.seen(c.eventHash[i])
+			keep[i] = !d.win.seen(c.eventHash[i])
 			drop = drop || !keep[i]
 		}
 		if drop {
@@ -161,13 +248,13 @@ func (p *Pipeline) dedupAndCount(s *slot) {
 			resent += before - c.n
 		}
 		s.rows += c.n
-		st := &p.stats[w]
-		p.m.Decoded.Add(float64(st.decoded))
+		st := &d.stats[w]
+		d.m.Decoded.Add(float64(st.decoded))
 		for r, n := range st.dead {
-			p.m.DeadLetter.WithLabelValues(string(r)).Add(float64(n))
+			d.m.DeadLetter.WithLabelValues(string(r)).Add(float64(n))
 		}
 	}
 	if resent > 0 {
-		p.m.Skipped.WithLabelValues("resent").Add(float64(resent))
+		d.m.Skipped.WithLabelValues("resent").Add(float64(resent))
 	}
 }

@@ -2,14 +2,24 @@
 //
 // A Pipeline consumes one or more topics with a consumer group (Group: a
 // partition moves in a rebalance only once the batches fetched from it are
-// stored or given up, group.go),
-// cuts the stream into batches bounded by rows, bytes and time, decodes each
-// batch on all cores with parse.Decoder (order inside a partition is kept),
-// and writes it with ONE columnar INSERT (sent in blocks of
-// InsertBlockRows) into the `landing` table, whose materialized views fan
-// the rows out to errors, dead_letter, lookups, rollups and
-// ingest_progress. Only after ClickHouse accepted a batch are its Kafka
-// offsets committed.
+// stored or given up, group.go) in three stages, each a type that owns its
+// state, joined by channels:
+//
+//   - the fetcher (fetch.go) cuts the stream into batches bounded by rows,
+//     bytes and time;
+//   - the decoder (decode.go) drops replays (replay.go), decodes each batch
+//     on all cores with parse.Decoder (order inside a partition is kept)
+//     and drops producer re-sends (dedup.go);
+//   - the writer (write.go) writes each batch with ONE columnar INSERT
+//     (insert.go, sent in blocks of InsertBlockRows) into the `landing`
+//     table, whose materialized views fan the rows out to errors,
+//     dead_letter, lookups, rollups and ingest_progress, and only after
+//     ClickHouse accepted a batch commits its Kafka offsets (ledger.go,
+//     commit.go).
+//
+// A decoded batch carries its acknowledgement to the writer, which calls it
+// once the batch is settled; the ack gives the batch and its buffers back
+// to the stages that reuse them.
 //
 // Delivery: every consumed message becomes exactly one landing row (a
 // decoded row, dead=0, or a dead-letter row, dead=1), except producer
@@ -20,15 +30,16 @@
 //
 // Memory: a batch's messages, its column buffers and the string arena behind
 // them are reused from batch to batch. Strings in the column buffers are
-// borrowed from the arena and die when the buffers are recycled (after the
-// batch's insert succeeded); only the decode stage that fills them and the
-// insert stage that sends them see them, one after the other.
+// borrowed from the arena and die when the buffers are recycled (when the
+// batch is acknowledged, after its insert succeeded); only the decoder that
+// fills them and the writer that sends them see them, one after the other.
 //
 // Failure: transient ClickHouse errors are retried forever with capped,
 // jittered backoff while fetching stops (bounded memory); permanent errors
 // (schema mismatch, missing table) stop the pipeline and flip /readyz. On a
-// cluster (Config.Shards) each shard gets its rows directly, and the rows
-// of a shard that refuses them are parked while the others flow (park.go).
+// cluster (Config.Shards) each shard gets its rows directly (shards.go),
+// and with a Group source the rows of a shard that refuses them are parked
+// while the others flow (park.go).
 //
 // Stored text is capped at TextMax (8 KiB) per message or violation
 // description.

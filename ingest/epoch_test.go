@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"maps"
 	"testing"
-	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -36,18 +35,18 @@ func TestFilterReplaysNewEpochForgetsWhatThisProcessQueued(t *testing.T) {
 	}
 	// Epoch 0: offsets 10-12 are queued (and, say, dropped uncommitted).
 	b := batchOf(0, 10, 11, 12)
-	if err := p.filterReplays(context.Background(), b); err != nil {
+	if err := p.dec.filterReplays(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
 	if len(b.todo) != 3 {
 		t.Fatalf("epoch 0 kept %d of 3 new messages", len(b.todo))
 	}
-	if p.win.seen(42) || !p.win.seen(42) {
+	if p.dec.win.seen(42) || !p.dec.win.seen(42) {
 		t.Fatal("the window did not remember id 42 (a decoded message's event id) within the epoch")
 	}
 	// Delivered again in the same epoch: replays.
 	b = batchOf(0, 10, 11, 12)
-	if err := p.filterReplays(context.Background(), b); err != nil {
+	if err := p.dec.filterReplays(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
 	if len(b.todo) != 0 {
@@ -55,21 +54,21 @@ func TestFilterReplaysNewEpochForgetsWhatThisProcessQueued(t *testing.T) {
 	}
 	// Delivered again in epoch 1: ClickHouse holds only up to 9.
 	b = batchOf(1, 10, 11, 12)
-	if err := p.filterReplays(context.Background(), b); err != nil {
+	if err := p.dec.filterReplays(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
 	if len(b.todo) != 3 {
 		t.Errorf("new epoch: kept %d of the 3 messages ClickHouse does not hold; want 3", len(b.todo))
 	}
-	if p.win.seen(42) {
+	if p.dec.win.seen(42) {
 		t.Error("the new epoch kept event id 42 in the dedup window")
 	}
-	if got := testutil.ToFloat64(p.m.Rebalances); got != 1 {
+	if got := testutil.ToFloat64(p.dec.m.Rebalances); got != 1 {
 		t.Errorf("rebalances counted %v after one new epoch; want 1", got)
 	}
 	// Offsets ClickHouse holds are still skipped in the new epoch.
 	b = batchOf(2, 8, 9, 10)
-	if err := p.filterReplays(context.Background(), b); err != nil {
+	if err := p.dec.filterReplays(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
 	if len(b.todo) != 1 || b.msgs[b.todo[0]].Offset != 10 {
@@ -97,88 +96,4 @@ func TestLedgerDropLetsLaterBatchesCommit(t *testing.T) {
 	if l.Pending() != 0 {
 		t.Errorf("Pending = %d; want 0", l.Pending())
 	}
-}
-
-// fakeSource is an in-memory stand-in for a Source, for the fetch stage's
-// unit test: it returns its script of messages and errors, then blocks.
-type fakeSource struct{ script []any }
-
-func (f *fakeSource) FetchMessage(ctx context.Context) (kafka.Message, error) {
-	if len(f.script) == 0 {
-		<-ctx.Done()
-		return kafka.Message{}, ctx.Err()
-	}
-	next := f.script[0]
-	f.script = f.script[1:]
-	if err, ok := next.(error); ok {
-		return kafka.Message{}, err
-	}
-	return next.(kafka.Message), nil
-}
-
-func (f *fakeSource) CommitMessages(context.Context, ...kafka.Message) error { return nil }
-
-// TestUnitBatchLoopCutsAtRevocationFakeSource: ErrRevoked cuts the batch in
-// hand at once (long before its row limit or wait), and every batch after
-// it carries the next epoch; no batch mixes two epochs.
-func TestUnitBatchLoopCutsAtRevocationFakeSource(t *testing.T) {
-	msg := func(off int64) kafka.Message { return kafka.Message{Topic: "t", Offset: off, Value: []byte("x")} }
-	src := &fakeSource{script: []any{msg(1), msg(2), ErrRevoked, ErrRevoked, msg(3), ErrRevoked, msg(4)}}
-	p, err := New(Config{Topics: []string{"t"}, Limits: Limits{Rows: 1000, Wait: time.Hour},
-		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Progress: func(context.Context, driver.Conn, string) (map[int32]int64, error) { return nil, nil }}, src, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	out, free := make(chan *batch, 8), newBatchPool(8)
-	done := make(chan struct{})
-	go func() { p.batchLoop(ctx, context.Background(), out, free); close(done) }()
-	type got struct {
-		epoch uint64
-		offs  []int64
-	}
-	var seen []got
-	for len(seen) < 2 {
-		select {
-		case b := <-out:
-			g := got{epoch: b.epoch}
-			for _, m := range b.msgs {
-				g.offs = append(g.offs, m.Offset)
-			}
-			seen = append(seen, g)
-		case <-time.After(10 * time.Second):
-			t.Fatalf("batches so far %v; want two cut by revocations", seen)
-		}
-	}
-	cancel() // the batch of offset 4 is sent at the stop
-	<-done
-	for b := range out {
-		g := got{epoch: b.epoch}
-		for _, m := range b.msgs {
-			g.offs = append(g.offs, m.Offset)
-		}
-		seen = append(seen, g)
-	}
-	want := []got{{0, []int64{1, 2}}, {2, []int64{3}}, {3, []int64{4}}}
-	if len(seen) != len(want) {
-		t.Fatalf("batches %v; want %v", seen, want)
-	}
-	for i := range want {
-		if seen[i].epoch != want[i].epoch || !equalOffs(seen[i].offs, want[i].offs) {
-			t.Errorf("batch %d: %v; want %v", i, seen[i], want[i])
-		}
-	}
-}
-
-func equalOffs(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

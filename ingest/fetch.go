@@ -1,18 +1,18 @@
 package ingest
 
-// Fetch and batching, the first stage.
+// The fetcher, the first stage: fetch and batching.
 //
-// batchLoop is the only goroutine that fetches from the kafka.Reader. It
-// fills a batch taken from the pool of free batches and hands it to the
-// decode stage when the batch holds Limits.Rows messages or Limits.Bytes
-// bytes, or when its first message has waited Limits.Wait, whichever comes
-// first, and at once when the source revokes its partitions (ErrRevoked):
-// a batch never mixes two generations, and each batch carries the epoch
-// it was fetched in. Batches return to the pool only after their insert succeeded, so
-// while ClickHouse refuses rows the pool runs dry and fetching stops:
-// memory is bounded by the pool, not by what Kafka holds. The stage counts
-// consumed messages and bytes and commits nothing; a message fetched but
-// never handed on is delivered again by Kafka.
+// The fetcher's goroutine is the only one that fetches from the Source. It
+// fills a batch taken from its pool and hands it to the decoder when the
+// batch holds Limits.Rows messages or Limits.Bytes bytes, or when its first
+// message has waited Limits.Wait, whichever comes first, and at once when
+// the source revokes its partitions (ErrRevoked): a batch never mixes two
+// generations, and each batch carries the epoch it was fetched in. A batch
+// returns to the pool only when it is acknowledged (batch.ack), after the
+// writer stored it, so while ClickHouse refuses rows the pool runs dry and
+// fetching stops: memory is bounded by the pool, not by what Kafka holds.
+// The stage counts consumed messages and bytes and commits nothing; a
+// message fetched but never handed on is delivered again by Kafka.
 
 import (
 	"context"
@@ -22,16 +22,31 @@ import (
 	"time"
 )
 
-// batchLoop fetches messages and cuts them into batches, which it sends to
-// out. A batch is cut at its row or byte limit, or when its oldest message
-// waited Limits.Wait: the fetch of the next message is bounded by that
-// deadline. batchLoop blocks (and so stops fetching) while the writer has
-// no free batch. When fetchCtx ends it sends the batch in hand and closes
-// out; a message fetched but not sent is not committed and will be fetched
-// again.
-func (p *Pipeline) batchLoop(fetchCtx, hard context.Context, out chan<- *batch, free chan *batch) {
+// fetcher is the fetch stage.
+type fetcher struct {
+	src     Source
+	limits  Limits
+	batches int // batches in the pool: filling, queued, decoding, writing
+	m       *Metrics
+	warn    *LogLimiter // fetch errors
+}
+
+// newFetcher returns the fetch stage reading src; cfg has its defaults.
+func newFetcher(cfg Config, src Source, warn *LogLimiter) *fetcher {
+	return &fetcher{src: src, limits: cfg.Limits, batches: 4, m: cfg.Metrics, warn: warn}
+}
+
+// run fetches messages and cuts them into batches of its pool, which it
+// sends to out. A batch is cut at its row or byte limit, or when its
+// oldest message waited Limits.Wait: the fetch of the next message is
+// bounded by that deadline. run blocks (and so stops fetching) while no
+// batch of its pool is acknowledged. When fetchCtx ends it sends the batch
+// in hand and closes out; a message fetched but not sent is not committed
+// and will be fetched again.
+func (f *fetcher) run(fetchCtx, hard context.Context, out chan<- *batch) {
 	defer close(out)
-	l := p.cfg.Limits
+	free := newBatchPool(f.batches)
+	l := f.limits
 	var (
 		cur            *batch
 		ctx            = fetchCtx // bounded by cur's deadline while cur has messages
@@ -40,8 +55,8 @@ func (p *Pipeline) batchLoop(fetchCtx, hard context.Context, out chan<- *batch, 
 		epoch          uint64 // ErrRevoked seen so far
 	)
 	account := func() {
-		p.m.Consumed.Add(float64(counted))
-		p.m.ConsumedBytes.Add(float64(bytes))
+		f.m.Consumed.Add(float64(counted))
+		f.m.ConsumedBytes.Add(float64(bytes))
 		counted, bytes = 0, 0
 	}
 	flush := func() bool {
@@ -61,7 +76,7 @@ func (p *Pipeline) batchLoop(fetchCtx, hard context.Context, out chan<- *batch, 
 	}
 	defer func() { cancel() }()
 	for {
-		m, err := p.r.FetchMessage(ctx)
+		m, err := f.src.FetchMessage(ctx)
 		if err != nil {
 			switch {
 			case fetchCtx.Err() != nil || errors.Is(err, io.EOF):
@@ -79,8 +94,8 @@ func (p *Pipeline) batchLoop(fetchCtx, hard context.Context, out chan<- *batch, 
 				epoch++
 				continue
 			}
-			p.m.FetchErrors.Inc()
-			p.warn.Log(slog.LevelWarn, "kafka fetch failed", "err", err)
+			f.m.FetchErrors.Inc()
+			f.warn.Log(slog.LevelWarn, "kafka fetch failed", "err", err)
 			select {
 			case <-fetchCtx.Done():
 				flush()

@@ -16,7 +16,7 @@ package ingest
 //     per partition.
 //   - When the generation ends (the coordinator asks for a rebalance, or
 //     the member lost its coordinator), no message is handed out any more,
-//     and FetchMessage returns ErrRevoked once, so the fetch stage cuts
+//     and FetchMessage returns ErrRevoked once, so the fetcher cuts
 //     the batch in hand at once.
 //   - The generation's drain then waits until every message it handed out
 //     has been committed. It keeps the member in the group meanwhile with
@@ -29,7 +29,7 @@ package ingest
 //     so its batches are dropped uncommitted for the next owner to store.
 //     Only then does the member rejoin.
 //
-// The insert stage may also pause a partition whose shard refuses its rows
+// The writer may also pause a partition whose shard refuses its rows
 // (park.go): its reader then holds its next message until the partition is
 // resumed, so nothing is skipped and nothing more of it is fetched.
 //
@@ -56,7 +56,7 @@ import (
 
 // ErrRevoked is returned by a Source's FetchMessage once per generation that
 // ended: the partitions of the messages handed out so far are being taken
-// back. The fetch stage sends the batch in hand at once.
+// back. The fetcher sends the batch in hand at once.
 var ErrRevoked = errors.New("ingest: the consumer group's partitions were revoked")
 
 // errAbandoned: a batch's generation was abandoned; the batch is dropped,
@@ -70,7 +70,7 @@ type Source interface {
 }
 
 // fenced is a Source whose partitions move only after their batches are
-// settled (Group). Both methods are called from the insert goroutine.
+// settled (Group). Its methods are called from the writer's goroutine.
 type fenced interface {
 	// attempt reports whether batches of epoch may still be written; if so,
 	// ctx ends when the epoch is abandoned, and done must be called when the
@@ -331,7 +331,7 @@ func (g *Group) pausedUntil(ge *generation, tp TopicPartition) <-chan struct{} {
 }
 
 // pause stops handing out messages of tp in the generation of epoch (the
-// insert stage parks its rows: their shard is down); resume hands them out
+// writer parks its rows: their shard is down); resume hands them out
 // again, from the first one held back. Both are no-ops for another epoch.
 func (g *Group) pause(epoch uint64, tp TopicPartition) {
 	g.mu.Lock()

@@ -404,7 +404,7 @@ func (l *lagMonitor) stampAt(ctx context.Context, tp TopicPartition, off int64) 
 // (offset and Kafka timestamp of each batch's first message there), so that
 // the lag monitor needs no fetch when the oldest uncommitted message of a
 // partition is in flight here: during a ClickHouse outage, always. The
-// decode stage notes each batch; the monitor forgets what the group
+// decoder notes each batch; the monitor forgets what the group
 // committed. Safe for concurrent use.
 type inflight struct {
 	mu sync.Mutex

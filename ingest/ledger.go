@@ -4,7 +4,7 @@ package ingest
 // fetch order with the highest offset they hold per partition; a batch's
 // partitions are marked written once ClickHouse accepted their rows, all at
 // once (Written) or some of them (WrittenParts: on a cluster the rows of a
-// shard that is down are parked while the others are stored, insert.go).
+// shard that is down are parked while the others are stored, park.go).
 // The committable offset of a partition is the highest offset it has in the
 // longest prefix of batches in which it is written or absent: a later batch
 // that succeeds never carries a partition's offset past an earlier batch

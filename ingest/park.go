@@ -4,18 +4,25 @@ package ingest
 // while the rows of the other shards are stored and committed.
 //
 // Every landing row goes to the shard of its Kafka partition (the cluster
-// schema shards by topic and partition), and an insert through the
-// Distributed table fails whole when one shard cannot take its rows. With
-// Config.Park (and a Group source), a failed insert of rows of several
-// partitions is tried again one partition at a time. The partitions that
-// succeed are stored and committed (Ledger.WrittenParts); the rows of the
-// others are parked: kept, in order, in a slot of their own, and their
+// schema shards by topic and partition). With Config.Shards the writer
+// sends each shard its rows itself (shards.go), so one shard down fails
+// only its own rows. With a Group source as well (canPark), the rows a
+// shard refused are parked instead of retried in place: the partitions
+// whose rows were stored are committed (Ledger.WrittenParts), and the rows
+// of the others are kept, in order, in a slot of their own, and their
 // partitions are paused in the Group, so no new message of them is handed
-// out (the messages wait in Kafka and in the partition reader, uncommitted).
-// Rows of a parked partition that reach the insert stage later (fetched
-// before the pause) are parked behind them. The parked rows are retried with
-// the usual backoff, oldest first, a partition never before its earlier
-// rows; once a partition has no parked rows left it is resumed.
+// out (the messages wait in Kafka and in the partition reader,
+// uncommitted). Rows of a parked partition that reach the writer later
+// (fetched before the pause) are parked behind them. The parked rows are
+// retried one partition at a time with the usual backoff, oldest first, a
+// partition never before its earlier rows; once a partition has no parked
+// rows left it is resumed. Without a Group source the refused rows stay in
+// their slot and are retried alone.
+//
+// A slot rows were parked from is pinned: the parked rows borrow its
+// arenas, so its ack gives the decoder a fresh slot in its place, and the
+// parked slot keeps a copy of its batch's epoch and stale-progress marks
+// (the batch itself goes back to the fetcher).
 //
 // Nothing changes for the delivery guarantees: an offset is committed only
 // when every earlier row of its partition is stored, a partition's rows are
@@ -49,7 +56,7 @@ type parkedSlot struct {
 
 // canPark reports whether rows may be parked (Config.Shards, a Group
 // source).
-func (p *Pipeline) canPark() bool { return p.cfg.Shards != nil && p.fence != nil }
+func (w *writer) canPark() bool { return w.cfg.Shards != nil && w.fence != nil }
 
 // slotParts returns the partitions of the slot's rows.
 func slotParts(s *slot) map[TopicPartition]bool {
@@ -129,14 +136,14 @@ func slotToken(s *slot) string {
 // partitions are committed (with the batch's partitions that had no rows
 // left to send); the rest is parked (errParked) when the source can pause
 // partitions, else it stays in s to be retried alone (nil).
-func (p *Pipeline) partlyStored(hard context.Context, s *slot, seq uint64, pe *partialError) error {
-	p.m.RowsInserted.Add(float64(pe.rows))
-	p.m.LastInsert.SetToCurrentTime() // rows were stored: ingest is not stalled
-	if !p.canPark() {
-		p.commit(hard, s.b.epoch, p.ledger.WrittenParts(seq, pe.stored))
+func (w *writer) partlyStored(hard context.Context, s *slot, seq uint64, pe *partialError) error {
+	w.m.RowsInserted.Add(float64(pe.rows))
+	w.m.LastInsert.SetToCurrentTime() // rows were stored: ingest is not stalled
+	if !w.canPark() {
+		w.commit(hard, s.b.epoch, w.ledger.WrittenParts(seq, pe.stored))
 		return nil
 	}
-	return p.parkFailed(hard, s, seq, pe.err)
+	return w.parkFailed(hard, s, seq, pe.err)
 }
 
 // parkFailed parks every row left in s after its shard refused them (err),
@@ -144,47 +151,47 @@ func (p *Pipeline) partlyStored(hard context.Context, s *slot, seq uint64, pe *p
 // stored ones and those without rows to send. It returns errParked. A slot
 // whose rows all belong to a shard that is down must not be retried in
 // place: the healthy shards' partitions would wait behind it.
-func (p *Pipeline) parkFailed(hard context.Context, s *slot, seq uint64, err error) error {
+func (w *writer) parkFailed(hard context.Context, s *slot, seq uint64, err error) error {
 	failed := slotParts(s)
-	except := p.parkedOf(seq)
+	except := w.parkedOf(seq)
 	for k := range failed {
 		except[k] = true
 	}
-	p.commit(hard, s.b.epoch, p.ledger.WrittenParts(seq, partsExcept(s.b.maxOff, except)))
-	p.park(s, seq, failed)
-	p.warn.Log(slog.LevelWarn, "a shard refused its rows: they are parked and their partitions paused while the other partitions go on",
+	w.commit(hard, s.b.epoch, w.ledger.WrittenParts(seq, partsExcept(s.b.maxOff, except)))
+	w.park(s, seq, failed)
+	w.warn.Log(slog.LevelWarn, "a shard refused its rows: they are parked and their partitions paused while the other partitions go on",
 		"parked_partitions", len(failed), "parked_rows", s.rows, "class", Classify(err), "err", err)
 	return errParked
 }
 
 // park keeps s (rows of parts only) for later, pins it and pauses parts.
-func (p *Pipeline) park(s *slot, seq uint64, parts map[TopicPartition]bool) {
+func (w *writer) park(s *slot, seq uint64, parts map[TopicPartition]bool) {
 	s.pinned = true
 	own := &batch{epoch: s.b.epoch, staleProgress: maps.Clone(s.b.staleProgress)}
 	s.b = own
-	p.parked = append(p.parked, &parkedSlot{s: s, seq: seq, parts: maps.Clone(parts)})
-	if p.parkNext.IsZero() {
-		p.parkNext = time.Now().Add(p.parkDelay())
+	w.parked = append(w.parked, &parkedSlot{s: s, seq: seq, parts: maps.Clone(parts)})
+	if w.parkNext.IsZero() {
+		w.parkNext = time.Now().Add(w.parkDelay())
 	}
 	for k := range parts {
-		if p.held == nil {
-			p.held = map[TopicPartition]int{}
+		if w.held == nil {
+			w.held = map[TopicPartition]int{}
 		}
-		if p.held[k] == 0 {
-			p.fence.pause(own.epoch, k)
+		if w.held[k] == 0 {
+			w.fence.pause(own.epoch, k)
 		}
-		p.held[k]++
+		w.held[k]++
 	}
-	p.m.ParkedRows.Add(float64(s.rows))
+	w.m.ParkedRows.Add(float64(s.rows))
 }
 
 // unhold forgets one parked slot's claim on k and resumes k when none is
 // left.
-func (p *Pipeline) unhold(epoch uint64, k TopicPartition) {
-	p.held[k]--
-	if p.held[k] <= 0 {
-		delete(p.held, k)
-		p.fence.resume(epoch, k)
+func (w *writer) unhold(epoch uint64, k TopicPartition) {
+	w.held[k]--
+	if w.held[k] <= 0 {
+		delete(w.held, k)
+		w.fence.resume(epoch, k)
 	}
 }
 
@@ -192,10 +199,10 @@ func (p *Pipeline) unhold(epoch uint64, k TopicPartition) {
 // parked ones: the other rows are returned in a view to insert now, and s
 // itself is parked with the held rows. It returns s unchanged when none of
 // its rows is held.
-func (p *Pipeline) parkHeld(s *slot, seq uint64) *slot {
+func (w *writer) parkHeld(s *slot, seq uint64) *slot {
 	held := map[TopicPartition]bool{}
 	for k := range slotParts(s) {
-		if p.held[k] > 0 {
+		if w.held[k] > 0 {
 			held[k] = true
 		}
 	}
@@ -204,17 +211,17 @@ func (p *Pipeline) parkHeld(s *slot, seq uint64) *slot {
 	}
 	rest := s.view(func(tp TopicPartition) bool { return !held[tp] })
 	s.keepParts(func(tp TopicPartition) bool { return held[tp] })
-	p.park(s, seq, held)
+	w.park(s, seq, held)
 	return rest
 }
 
 // retryParked tries the parked slots in order, each partition only when no
 // earlier parked slot still holds it.
-func (p *Pipeline) retryParked(hard context.Context) error {
+func (w *writer) retryParked(hard context.Context) error {
 	earlier := map[TopicPartition]bool{}
-	kept := p.parked[:0]
-	for _, ps := range p.parked {
-		if done, err := p.retryOne(hard, ps, earlier); err != nil {
+	kept := w.parked[:0]
+	for _, ps := range w.parked {
+		if done, err := w.retryOne(hard, ps, earlier); err != nil {
 			return err
 		} else if done {
 			continue
@@ -224,25 +231,25 @@ func (p *Pipeline) retryParked(hard context.Context) error {
 		}
 		kept = append(kept, ps)
 	}
-	clear(p.parked[len(kept):])
-	p.parked = kept
-	if len(p.parked) > 0 {
-		p.parkTries++
-		p.parkNext = time.Now().Add(p.parkDelay())
+	clear(w.parked[len(kept):])
+	w.parked = kept
+	if len(w.parked) > 0 {
+		w.parkTries++
+		w.parkNext = time.Now().Add(w.parkDelay())
 	} else {
-		p.parkTries, p.parkNext = 0, time.Time{}
+		w.parkTries, w.parkNext = 0, time.Time{}
 	}
 	return nil
 }
 
 // retryOne tries the partitions of ps that no earlier slot holds and
 // reports whether ps is done (stored, or dropped with its generation).
-func (p *Pipeline) retryOne(hard context.Context, ps *parkedSlot, earlier map[TopicPartition]bool) (bool, error) {
+func (w *writer) retryOne(hard context.Context, ps *parkedSlot, earlier map[TopicPartition]bool) (bool, error) {
 	epoch := ps.s.b.epoch
-	if _, done, ok := p.fence.attempt(epoch); ok {
+	if _, done, ok := w.fence.attempt(epoch); ok {
 		done()
 	} else {
-		p.dropParked(hard, ps)
+		w.dropParked(hard, ps)
 		return true, nil
 	}
 	var stored []TopicPartition
@@ -251,50 +258,50 @@ func (p *Pipeline) retryOne(hard context.Context, ps *parkedSlot, earlier map[To
 			continue
 		}
 		v := ps.s.view(func(tp TopicPartition) bool { return tp == k })
-		err := p.fencedAttempt(hard, v, p.settingsFor(v.token), 0)
+		err := w.fencedAttempt(hard, v, w.settingsFor(v.token), 0)
 		switch {
 		case errors.Is(err, errAbandoned):
-			p.dropParked(hard, ps)
+			w.dropParked(hard, ps)
 			return true, nil
 		case err != nil:
-			p.warn.Log(slog.LevelWarn, "parked rows still cannot be stored; keeping them", "topic", k.Topic,
+			w.warn.Log(slog.LevelWarn, "parked rows still cannot be stored; keeping them", "topic", k.Topic,
 				"partition", k.Partition, "class", Classify(err), "err", err)
 			continue
 		}
 		stored = append(stored, k)
-		p.m.RowsInserted.Add(float64(v.rows))
-		p.m.ParkedRows.Sub(float64(v.rows))
+		w.m.RowsInserted.Add(float64(v.rows))
+		w.m.ParkedRows.Sub(float64(v.rows))
 		delete(ps.parts, k)
-		p.unhold(epoch, k)
+		w.unhold(epoch, k)
 	}
 	if len(stored) > 0 {
-		p.m.LastInsert.SetToCurrentTime()
-		p.log.Info("parked rows stored", "partitions", len(stored))
+		w.m.LastInsert.SetToCurrentTime()
+		w.log.Info("parked rows stored", "partitions", len(stored))
 		left := ps.parts
 		ps.s.keepParts(func(tp TopicPartition) bool { return left[tp] })
-		p.commit(hard, epoch, p.ledger.WrittenParts(ps.seq, stored))
+		w.commit(hard, epoch, w.ledger.WrittenParts(ps.seq, stored))
 	}
 	return len(ps.parts) == 0, nil
 }
 
 // dropParked drops a parked slot whose generation was abandoned: uncommitted,
 // for the partitions' next owner.
-func (p *Pipeline) dropParked(hard context.Context, ps *parkedSlot) {
-	p.m.Abandoned.Add(float64(ps.s.rows))
-	p.m.ParkedRows.Sub(float64(ps.s.rows))
+func (w *writer) dropParked(hard context.Context, ps *parkedSlot) {
+	w.m.Abandoned.Add(float64(ps.s.rows))
+	w.m.ParkedRows.Sub(float64(ps.s.rows))
 	for k := range ps.parts {
-		p.held[k]--
-		if p.held[k] <= 0 {
-			delete(p.held, k)
+		w.held[k]--
+		if w.held[k] <= 0 {
+			delete(w.held, k)
 		}
 	}
-	p.commit(hard, ps.s.b.epoch, p.ledger.Drop(ps.seq))
+	w.commit(hard, ps.s.b.epoch, w.ledger.Drop(ps.seq))
 }
 
 // parkedOf returns the partitions parked from batch seq.
-func (p *Pipeline) parkedOf(seq uint64) map[TopicPartition]bool {
+func (w *writer) parkedOf(seq uint64) map[TopicPartition]bool {
 	out := map[TopicPartition]bool{}
-	for _, ps := range p.parked {
+	for _, ps := range w.parked {
 		if ps.seq == seq {
 			for k := range ps.parts {
 				out[k] = true
@@ -318,31 +325,31 @@ func partsExcept(max map[TopicPartition]int64, except map[TopicPartition]bool) [
 // purgeParked drops the parked slots of generations before epoch: a batch
 // of a newer generation means the old one ended without settling, so it was
 // abandoned (group.go).
-func (p *Pipeline) purgeParked(hard context.Context, epoch uint64) {
-	kept := p.parked[:0]
-	for _, ps := range p.parked {
+func (w *writer) purgeParked(hard context.Context, epoch uint64) {
+	kept := w.parked[:0]
+	for _, ps := range w.parked {
 		if ps.s.b.epoch < epoch {
-			p.dropParked(hard, ps)
+			w.dropParked(hard, ps)
 			continue
 		}
 		kept = append(kept, ps)
 	}
-	clear(p.parked[len(kept):])
-	p.parked = kept
-	if len(p.parked) == 0 {
-		p.parkTries, p.parkNext = 0, time.Time{}
+	clear(w.parked[len(kept):])
+	w.parked = kept
+	if len(w.parked) == 0 {
+		w.parkTries, w.parkNext = 0, time.Time{}
 	}
 }
 
 // parkDelay is the wait before the next retry of the parked rows.
-func (p *Pipeline) parkDelay() time.Duration { return p.cfg.Backoff.Delay(p.parkTries, nil) }
+func (w *writer) parkDelay() time.Duration { return w.cfg.Backoff.Delay(w.parkTries, nil) }
 
 // settingsFor returns the insert settings for a token.
-func (p *Pipeline) settingsFor(token string) map[string]any {
-	if p.cfg.InsertSettings == nil {
+func (w *writer) settingsFor(token string) map[string]any {
+	if w.cfg.InsertSettings == nil {
 		return nil
 	}
-	return p.cfg.InsertSettings(token)
+	return w.cfg.InsertSettings(token)
 }
 
 func sortedParts(parts map[TopicPartition]bool) []TopicPartition {

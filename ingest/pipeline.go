@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -143,44 +142,40 @@ func (e *PermanentError) Error() string {
 }
 func (e *PermanentError) Unwrap() error { return e.Err }
 
-// Pipeline is one consumer: Kafka reader → batches → decode → insert → commit.
+// Pipeline is one consumer: three stages, each a type that owns its state,
+// joined by channels, plus the loops beside them.
+//
+//	fetcher --batch--> decoder --slot--> writer
+//	(fetch.go)         (decode.go,       (write.go, insert.go, shards.go,
+//	                    replay.go,        park.go, ledger.go, commit.go)
+//	                    dedup.go)
+//
+// Each batch carries its acknowledgement to the writer (slot.ack), which
+// calls it once the batch is settled: stored and committed, or dropped
+// uncommitted with its generation. The ack gives the batch back to the
+// fetcher's pool and the slot back to the decoder's, so what is in flight
+// is bounded by the pools and fetching stops while ClickHouse refuses rows.
+// The Pipeline itself holds only the wiring, the lifecycle (Run, Ready,
+// Failure) and the loops beside the stages: retention (retain.go) and the
+// lag monitor (lag.go).
 type Pipeline struct {
-	cfg   Config
-	r     Source
-	fence fenced // r, when its partitions move only once settled (Group); else nil
-	conn  driver.Conn
-	m     *Metrics
-	log   *slog.Logger
-	bad   *LogLimiter // bad input
-	warn  *LogLimiter // retries, commits
+	cfg  Config
+	r    Source
+	conn driver.Conn
+	m    *Metrics
+	log  *slog.Logger
+	warn *LogLimiter // retries, commits
 
-	insertSQL  string
-	insertCols string // LandingColumns joined, for the shards' local inserts
-	running    atomic.Bool
-	failed     atomic.Pointer[PermanentError]
+	running atomic.Bool
+	failed  atomic.Pointer[PermanentError]
 
-	// decode stage state: touched only by the decode goroutine
-	parts map[TopicPartition]*partState
-	win   *window
-	decs  []*parse.Decoder
-	recs  []parse.Record
-	keep  []bool
-	stats []workerStats
+	fetch *fetcher
+	dec   *decoder
+	wr    *writer
 
-	epoch uint64 // the epoch of the last batch the replay filter saw
-
-	// insert stage state: touched only by the insert goroutine
-	ledger    Ledger
-	parked    []*parkedSlot          // park.go, in fetch order
-	held      map[TopicPartition]int // parked slots holding rows of each partition
-	parkTries int                    // retries of the parked rows since the last one that emptied them
-	parkNext  time.Time              // when the parked rows are retried next
-	shardIdx  map[TopicPartition]int // shards.go: the shard of each partition seen
-
-	// lag is nil when lag polling is off; flight is shared by the decode
-	// stage (writer) and lag (reader).
+	// lag is nil when lag polling is off; its inflight record is written
+	// by the decoder and read by lag.
 	lag      *lagMonitor
-	flight   *inflight
 	lagClose func()
 }
 
@@ -202,28 +197,21 @@ func New(cfg Config, r Source, conn driver.Conn) (*Pipeline, error) {
 	}
 	p := &Pipeline{
 		cfg: cfg, r: r, conn: conn, m: cfg.Metrics, log: cfg.Logger,
-		bad:        NewLogLimiter(cfg.Logger, 10, 10*time.Second),
-		warn:       NewLogLimiter(cfg.Logger, 5, 10*time.Second),
-		insertSQL:  "INSERT INTO " + cfg.Table + " (" + strings.Join(LandingColumns, ", ") + ")",
-		insertCols: strings.Join(LandingColumns, ", "),
-		parts:      map[TopicPartition]*partState{},
-		win:        newWindow(cfg.DedupWindow),
+		warn: NewLogLimiter(cfg.Logger, 5, 10*time.Second),
 	}
-	p.fence, _ = r.(fenced)
+	var flight *inflight
 	if rc, ok := r.(interface{ Config() kafka.ReaderConfig }); ok && cfg.LagInterval > 0 && rc.Config().GroupID != "" {
 		client := cfg.LagClient
 		if client == nil {
 			c, t := newLagClient(rc.Config(), cfg.Topics)
 			client, p.lagClose = c, t.CloseIdleConnections
 		}
-		p.flight = newInflight()
-		p.lag = newLagMonitor(client, rc.Config().GroupID, cfg.Topics, cfg.LagInterval, p.m, p.warn, p.flight)
+		flight = newInflight()
+		p.lag = newLagMonitor(client, rc.Config().GroupID, cfg.Topics, cfg.LagInterval, p.m, p.warn, flight)
 	}
-	for i := 0; i < cfg.Workers; i++ {
-		p.decs = append(p.decs, parse.NewDecoder(cfg.Decoder))
-		p.stats = append(p.stats, workerStats{dead: map[parse.ErrReason]int{}})
-	}
-	p.recs = make([]parse.Record, cfg.Workers)
+	p.fetch = newFetcher(cfg, r, p.warn)
+	p.dec = newDecoder(cfg, r, conn, flight, p.warn)
+	p.wr = newWriter(cfg, r, conn, p.lag, p.warn)
 	return p, nil
 }
 
@@ -254,15 +242,10 @@ func (p *Pipeline) Failure() error {
 // until ctx ends, whatever the stages do. The caller closes the reader
 // after Run.
 //
-// The stages run in three goroutines joined by channels:
-//
-//	fetch --batches--> replay filter, decode --decoded--> insert, commit
-//	(fetch.go)         (replay.go, decode.go)             (insert.go, commit.go)
-//
-// Two pools bound what is in flight: the insert stage gives each batch back
-// to freeBatches (which fetch takes from) and each slot to freeSlots (which
-// decode takes from) once the batch's insert succeeded. Retention
-// (retain.go) and the lag monitor (lag.go) run beside the stages.
+// Each stage runs in a goroutine of its own (the writer in Run's). The
+// fetcher stops at ctx's end or a permanent failure; the decoder and the
+// writer then finish what was fetched and end when their input is closed,
+// or at the shutdown deadline.
 func (p *Pipeline) Run(ctx context.Context) error {
 	p.running.Store(true)
 	defer p.running.Store(false)
@@ -277,16 +260,14 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	defer cancelHard()
 	go p.shutdownDeadline(ctx, hard, cancelHard)
 
-	freeBatches := newBatchPool(4) // filling, queued, decoding, inserting: bounded memory
-	freeSlots := p.newSlotPool(2)
 	batches := make(chan *batch, 1)
 	decoded := make(chan *slot, 1)
 
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); p.batchLoop(fetchCtx, hard, batches, freeBatches) }()
+	go func() { defer wg.Done(); p.fetch.run(fetchCtx, hard, batches) }()
 	decodeDone := make(chan error, 1)
-	go func() { decodeDone <- p.decodeLoop(hard, batches, decoded, freeSlots) }()
+	go func() { decodeDone <- p.dec.run(hard, batches, decoded) }()
 	if p.cfg.Retain != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); p.retainLoop(fetchCtx) }()
@@ -301,10 +282,10 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 	}
 
-	err := p.insertLoop(hard, decoded, freeSlots, freeBatches)
+	err := p.wr.run(hard, decoded)
 	var perm *PermanentError
 	if err == nil {
-		// decoded is closed: the decode stage ended, maybe on its own error.
+		// decoded is closed: the decoder ended, maybe on its own error.
 		err = <-decodeDone
 		decodeDone = nil
 	}
@@ -340,33 +321,6 @@ func (p *Pipeline) shutdownDeadline(ctx, hard context.Context, cancelHard contex
 		cancelHard()
 	case <-hard.Done():
 	}
-}
-
-// newBatchPool returns a pool of n empty batches.
-func newBatchPool(n int) chan *batch {
-	free := make(chan *batch, n)
-	for i := 0; i < n; i++ {
-		free <- newBatch()
-	}
-	return free
-}
-
-// newSlotPool returns a pool of n slots.
-func (p *Pipeline) newSlotPool(n int) chan *slot {
-	slots := make(chan *slot, n)
-	for i := 0; i < n; i++ {
-		slots <- p.newSlot()
-	}
-	return slots
-}
-
-// newSlot returns a slot with one column buffer per worker.
-func (p *Pipeline) newSlot() *slot {
-	s := &slot{}
-	for w := 0; w < p.cfg.Workers; w++ {
-		s.cols = append(s.cols, &columns{})
-	}
-	return s
 }
 
 // reportPermanent makes perm visible: Failure, Ready, the metric and the log.

@@ -1,7 +1,7 @@
 package ingest
 
-// The replay filter, the second stage, run by the decode goroutine on each
-// batch before it is decoded.
+// The replay filter, the decoder's first step on each batch, before it is
+// decoded.
 //
 // A crash, a rebalance or a rewound offset makes Kafka deliver again what
 // ClickHouse may already hold. Per partition the filter keeps a floor (the
@@ -16,11 +16,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-
-	"github.com/segmentio/kafka-go"
 )
 
-// partState is what the writer knows of one partition.
+// partState is what the replay filter knows of one partition.
 type partState struct {
 	known  bool  // progress read from ClickHouse since this partition was (re)seen
 	last   int64 // offset of the last message seen
@@ -33,14 +31,13 @@ type partState struct {
 // progress table is read when a partition is first seen and whenever its
 // offsets jump (a rebalance or a restart of the reader), at most once per
 // batch.
-func (p *Pipeline) filterReplays(hard context.Context, b *batch) error {
-	// kafka-go has no assignment callback; its rebalance counter (reset by
-	// each Stats call) tells that partitions may have moved, possibly to a
-	// member that wrote rows and could not commit: read progress again.
-	if r, ok := p.r.(interface{ Stats() kafka.ReaderStats }); ok {
-		if n := r.Stats().Rebalances; n > 0 {
-			p.m.Rebalances.Add(float64(n))
-			for _, st := range p.parts {
+func (d *decoder) filterReplays(hard context.Context, b *batch) error {
+	// A kafka.Reader's partitions may have moved, possibly to a member
+	// that wrote rows and could not commit: read progress again.
+	if d.rebalances != nil {
+		if n := d.rebalances(); n > 0 {
+			d.m.Rebalances.Add(float64(n))
+			for _, st := range d.parts {
 				st.known = false
 			}
 		}
@@ -51,13 +48,13 @@ func (p *Pipeline) filterReplays(hard context.Context, b *batch) error {
 	// neither its offsets as a floor nor its event ids in the dedup window,
 	// or its messages, delivered again, would be skipped. ClickHouse's
 	// progress alone decides.
-	if b.epoch != p.epoch {
-		p.m.Rebalances.Add(float64(b.epoch - p.epoch))
-		p.epoch = b.epoch
-		for k := range p.parts {
-			p.parts[k] = &partState{last: -2, floor: -1, own: -1}
+	if b.epoch != d.epoch {
+		d.m.Rebalances.Add(float64(b.epoch - d.epoch))
+		d.epoch = b.epoch
+		for k := range d.parts {
+			d.parts[k] = &partState{last: -2, floor: -1, own: -1}
 		}
-		p.win.reset()
+		d.win.reset()
 	}
 	refreshed := false
 	skipped := 0
@@ -89,11 +86,11 @@ func (p *Pipeline) filterReplays(hard context.Context, b *batch) error {
 		if st == nil || int32(m.Partition) != key.Partition || m.Topic != key.Topic {
 			endRun()
 			key = TopicPartition{m.Topic, int32(m.Partition)}
-			st = p.part(key)
+			st = d.part(key)
 			runMax = m.Offset
 		}
 		if (!st.known || m.Offset != st.last+1) && !refreshed {
-			if err := p.refreshProgress(hard); err != nil {
+			if err := d.refreshProgress(hard); err != nil {
 				return err
 			}
 			refreshed = true
@@ -106,7 +103,7 @@ func (p *Pipeline) filterReplays(hard context.Context, b *batch) error {
 			// deleted and created again (or truncated). Skipping would drop
 			// every new message up to the old offsets; store them instead.
 			if !st.warned {
-				p.log.Error("stored progress is beyond the end of the partition (topic recreated?); ignoring it for this partition",
+				d.log.Error("stored progress is beyond the end of the partition (topic recreated?); ignoring it for this partition",
 					"topic", m.Topic, "partition", m.Partition, "stored", st.floor, "high_watermark", m.HighWaterMark)
 				st.warned = true
 			}
@@ -122,33 +119,33 @@ func (p *Pipeline) filterReplays(hard context.Context, b *batch) error {
 	}
 	endRun()
 	if skipped > 0 {
-		p.m.Skipped.WithLabelValues("replayed").Add(float64(skipped))
-		p.log.Info("skipped replayed messages already in ClickHouse", "messages", skipped)
+		d.m.Skipped.WithLabelValues("replayed").Add(float64(skipped))
+		d.log.Info("skipped replayed messages already in ClickHouse", "messages", skipped)
 	}
 	return nil
 }
 
-func (p *Pipeline) part(k TopicPartition) *partState {
-	st := p.parts[k]
+func (d *decoder) part(k TopicPartition) *partState {
+	st := d.parts[k]
 	if st == nil {
 		st = &partState{last: -2, floor: -1, own: -1}
-		p.parts[k] = st
+		d.parts[k] = st
 	}
 	return st
 }
 
 // readProgress raises each partition's floor to what ClickHouse holds, for
 // every topic.
-func (p *Pipeline) readProgress(hard context.Context) error {
-	ctx, cancel := context.WithTimeout(hard, p.cfg.InsertTimeout)
+func (d *decoder) readProgress(hard context.Context) error {
+	ctx, cancel := context.WithTimeout(hard, d.cfg.InsertTimeout)
 	defer cancel()
-	for _, topic := range p.cfg.Topics {
-		prog, err := p.cfg.Progress(ctx, p.conn, topic)
+	for _, topic := range d.cfg.Topics {
+		prog, err := d.cfg.Progress(ctx, d.conn, topic)
 		if err != nil {
 			return err
 		}
 		for part, off := range prog {
-			st := p.part(TopicPartition{topic, part})
+			st := d.part(TopicPartition{topic, part})
 			if off > st.floor {
 				st.floor = off
 			}
@@ -157,9 +154,9 @@ func (p *Pipeline) readProgress(hard context.Context) error {
 	return nil
 }
 
-func (p *Pipeline) refreshProgress(hard context.Context) error {
+func (d *decoder) refreshProgress(hard context.Context) error {
 	for attempt := 0; ; attempt++ {
-		err := p.readProgress(hard)
+		err := d.readProgress(hard)
 		if err == nil {
 			return nil
 		}
@@ -168,13 +165,13 @@ func (p *Pipeline) refreshProgress(hard context.Context) error {
 		}
 		class := Classify(err)
 		if class.Permanent() {
-			p.m.InsertFailures.WithLabelValues(string(class)).Inc()
+			d.m.InsertFailures.WithLabelValues(string(class)).Inc()
 			return &PermanentError{Class: class, Err: fmt.Errorf("reading ingest progress: %w", err)}
 		}
-		p.m.InsertRetries.WithLabelValues(string(class)).Inc()
-		d := p.cfg.Backoff.Delay(attempt, nil)
-		p.warn.Log(slog.LevelWarn, "reading ingest progress failed; retrying", "class", class, "attempt", attempt+1, "backoff", d, "err", err)
-		if !sleep(hard, d) {
+		d.m.InsertRetries.WithLabelValues(string(class)).Inc()
+		delay := d.cfg.Backoff.Delay(attempt, nil)
+		d.warn.Log(slog.LevelWarn, "reading ingest progress failed; retrying", "class", class, "attempt", attempt+1, "backoff", delay, "err", err)
+		if !sleep(hard, delay) {
 			return hard.Err()
 		}
 	}

@@ -31,7 +31,7 @@ func TestFilterReplaysInMemoryProgress(t *testing.T) {
 		t.Helper()
 		b := newBatch()
 		b.msgs = msgs
-		if err := p.filterReplays(context.Background(), b); err != nil {
+		if err := p.dec.filterReplays(context.Background(), b); err != nil {
 			t.Fatal(err)
 		}
 		var got []int64
@@ -82,7 +82,7 @@ func TestFilterReplaysPerTopic(t *testing.T) {
 	for _, o := range []int64{1, 2, 3} {
 		b.msgs = append(b.msgs, kafka.Message{Topic: "u", Partition: 0, Offset: o, HighWaterMark: 100})
 	}
-	if err := p.filterReplays(context.Background(), b); err != nil {
+	if err := p.dec.filterReplays(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -119,7 +119,7 @@ func TestFilterReplaysMarksStaleProgress(t *testing.T) {
 	}{{0, 6}, {0, 7}, {1, 0}, {1, 1}} {
 		b.msgs = append(b.msgs, kafka.Message{Topic: "t", Partition: m.part, Offset: m.off, HighWaterMark: 100})
 	}
-	if err := p.filterReplays(context.Background(), b); err != nil {
+	if err := p.dec.filterReplays(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
 	if !b.staleProgress[TopicPartition{"t", 1}] || b.staleProgress[TopicPartition{"t", 0}] || len(b.todo) != 4 {

@@ -32,7 +32,7 @@ func TestUnitDropStoredBeforeRetry(t *testing.T) {
 	}
 	progress := map[string]map[int32]int64{"t": {0: 13, 1: 21}} // partition 0 wholly stored, 1 up to 21; u unknown
 	fail := false
-	p := &Pipeline{warn: NewLogLimiter(slog.New(slog.DiscardHandler), 5, time.Second), cfg: Config{Topics: []string{"t", "u"}, InsertTimeout: time.Second,
+	p := &writer{warn: NewLogLimiter(slog.New(slog.DiscardHandler), 5, time.Second), cfg: Config{Topics: []string{"t", "u"}, InsertTimeout: time.Second,
 		Progress: func(ctx context.Context, conn driver.Conn, topic string) (map[int32]int64, error) {
 			if fail {
 				return nil, errors.New("shard down")

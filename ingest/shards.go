@@ -4,8 +4,8 @@ package ingest
 //
 // Through the Distributed landing table, a synchronous insert fails whole
 // while any shard is down, on 18.16 even when no row goes to it (measured:
-// it opens a connection to every shard). With Config.Shards the insert
-// stage sends each shard its rows itself, as the Distributed table would:
+// it opens a connection to every shard). With Config.Shards the writer
+// sends each shard its rows itself, as the Distributed table would:
 // the rows of a partition go to the shard the sharding key picks
 // (schema.ShardOf), into that shard's local landing table, whose views
 // write the shard's local tables (the replicas copy them). One shard down
@@ -48,33 +48,33 @@ func (e *partialError) Error() string {
 func (e *partialError) Unwrap() error { return e.err }
 
 // shardOf returns the shard of k, asking Shards.Of once per partition.
-func (p *Pipeline) shardOf(ctx context.Context, k TopicPartition) (int, error) {
-	if i, ok := p.shardIdx[k]; ok {
+func (w *writer) shardOf(ctx context.Context, k TopicPartition) (int, error) {
+	if i, ok := w.shardIdx[k]; ok {
 		return i, nil
 	}
-	i, err := p.cfg.Shards.Of(ctx, k.Topic, k.Partition)
+	i, err := w.cfg.Shards.Of(ctx, k.Topic, k.Partition)
 	if err != nil {
 		return 0, err
 	}
-	if i < 0 || i >= len(p.cfg.Shards.Conns) {
-		return 0, fmt.Errorf("ingest: shard %d of %s/%d is not among the %d shards", i, k.Topic, k.Partition, len(p.cfg.Shards.Conns))
+	if i < 0 || i >= len(w.cfg.Shards.Conns) {
+		return 0, fmt.Errorf("ingest: shard %d of %s/%d is not among the %d shards", i, k.Topic, k.Partition, len(w.cfg.Shards.Conns))
 	}
-	if p.shardIdx == nil {
-		p.shardIdx = map[TopicPartition]int{}
+	if w.shardIdx == nil {
+		w.shardIdx = map[TopicPartition]int{}
 	}
-	p.shardIdx[k] = i
+	w.shardIdx[k] = i
 	return i, nil
 }
 
 // insertShards sends each shard its rows of s, one INSERT per shard, and
 // returns nil when all were stored, the error when none was, or a
 // *partialError (with the stored rows removed from s).
-func (p *Pipeline) insertShards(hard, stop context.Context, s *slot) error {
-	sh := p.cfg.Shards
-	ctx, cancel := context.WithTimeout(hard, p.cfg.InsertTimeout)
+func (w *writer) insertShards(hard, stop context.Context, s *slot) error {
+	sh := w.cfg.Shards
+	ctx, cancel := context.WithTimeout(hard, w.cfg.InsertTimeout)
 	byShard := map[int]map[TopicPartition]bool{}
 	for k := range slotParts(s) {
-		i, err := p.shardOf(ctx, k)
+		i, err := w.shardOf(ctx, k)
 		if err != nil {
 			cancel()
 			return err
@@ -85,10 +85,10 @@ func (p *Pipeline) insertShards(hard, stop context.Context, s *slot) error {
 		byShard[i][k] = true
 	}
 	cancel()
-	sql := "INSERT INTO " + sh.Table + " (" + p.insertCols + ")"
+	sql := "INSERT INTO " + sh.Table + " (" + w.insertCols + ")"
 	if len(byShard) == 1 {
 		for i := range byShard {
-			return p.insertTo(hard, stop, sh.Conns[i], sql, s, p.settingsFor(s.token))
+			return w.insertTo(hard, stop, sh.Conns[i], sql, s, w.settingsFor(s.token))
 		}
 	}
 	pe := &partialError{failed: map[TopicPartition]bool{}}
@@ -98,7 +98,7 @@ func (p *Pipeline) insertShards(hard, stop context.Context, s *slot) error {
 			continue
 		}
 		v := s.view(func(tp TopicPartition) bool { return parts[tp] })
-		if err := p.insertTo(hard, stop, sh.Conns[i], sql, v, p.settingsFor(v.token)); err != nil {
+		if err := w.insertTo(hard, stop, sh.Conns[i], sql, v, w.settingsFor(v.token)); err != nil {
 			if pe.err == nil {
 				pe.err = fmt.Errorf("shard %d: %w", i+1, err)
 			}
