@@ -34,11 +34,15 @@ type ruleFile struct {
 	} `yaml:"groups"`
 }
 
-// alertsOf returns every alert of alerts/*.yml with its severity.
-func alertsOf(t *testing.T) map[string]string {
+// ruleFiles reads every rule file of alerts/ (alerts/*.yml but the
+// Alertmanager configuration), by name.
+func ruleFiles(t *testing.T) map[string]ruleFile {
 	t.Helper()
-	files, _ := filepath.Glob("*.yml")
-	out := map[string]string{}
+	files, err := filepath.Glob("*.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]ruleFile{}
 	for _, f := range files {
 		if f == "alertmanager.yml" {
 			continue
@@ -51,6 +55,16 @@ func alertsOf(t *testing.T) map[string]string {
 		if err := yaml.Unmarshal(b, &rf); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
+		out[f] = rf
+	}
+	return out
+}
+
+// alertsOf returns every alert of alerts/*.yml with its severity.
+func alertsOf(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, rf := range ruleFiles(t) {
 		for _, g := range rf.Groups {
 			for _, r := range g.Rules {
 				if r.Alert != "" {

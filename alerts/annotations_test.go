@@ -6,8 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"gopkg.in/yaml.v3"
 )
 
 // TestEveryAlertLinksItsRunbookAndDashboard: on-call reads an alert's
@@ -26,23 +24,8 @@ func TestEveryAlertLinksItsRunbookAndDashboard(t *testing.T) {
 		}
 	}
 	const runbookPrefix = "https://github.com/errtrail/errtrail/blob/main/docs/operations.md#"
-	files, err := filepath.Glob("*.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 0
-	for _, f := range files {
-		if f == "alertmanager.yml" {
-			continue
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rf ruleFile
-		if err := yaml.Unmarshal(b, &rf); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+	for f, rf := range ruleFiles(t) {
 		for _, g := range rf.Groups {
 			for _, r := range g.Rules {
 				if r.Alert == "" {
