@@ -59,7 +59,9 @@ func dropped(m *testMetrics, reason string) int { return int(m.dropped(reason)) 
 // and counted; Close gives up at its deadline and counts the rest.
 func TestPublisherQueueFullDeadBroker(t *testing.T) {
 	m := newTestMetrics()
-	p, err := New(Config{Brokers: []string{blackhole(t)}, QueueSize: 4, BatchSize: 2, Metrics: m, WriteTimeout: time.Minute})
+	// A write that would block for a day: Close can only return because it
+	// honours its context's deadline (go test's timeout catches a hang).
+	p, err := New(Config{Brokers: []string{blackhole(t)}, QueueSize: 4, BatchSize: 2, Metrics: m, WriteTimeout: 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,12 +77,8 @@ func TestPublisherQueueFullDeadBroker(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	if err := p.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Close: %v", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("Close took %v past a 300ms deadline", d)
 	}
 	if p.Publish(ev) || dropped(m, DropClosed)+dropped(m, DropKafkaError) != accepted+1 {
 		t.Fatalf("after Close: closed %d kafka %d of %d", dropped(m, DropClosed), dropped(m, DropKafkaError), accepted+1)
