@@ -144,4 +144,3 @@ func TestUnitReportChart(t *testing.T) {
 		t.Error("a report without replies: want the sentence, not a chart")
 	}
 }
-
