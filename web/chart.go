@@ -126,7 +126,7 @@ func drawChart(d chartData) chart {
 	if top == 0 {
 		return c
 	}
-	scale := niceCeil(top)
+	scale := niceScale(top)
 	y := func(v int64) int { return c.Bottom - int(float64(c.PlotH)*float64(v)/float64(scale)+0.5) }
 	slot := float64(c.PlotW) / float64(n)
 	x := func(i int) int { return c.Left + int(slot*float64(i)+0.5) } // a step's left edge
@@ -172,9 +172,6 @@ func drawChart(d chartData) chart {
 	// The count axis: 0, a quarter, … the scale.
 	for q := int64(0); q <= 4; q++ {
 		v := scale * q / 4
-		if q > 0 && v == scale*(q-1)/4 {
-			continue // a scale of 1 or 2 has no whole quarters
-		}
 		c.YTicks = append(c.YTicks, chartTick{Pos: y(v), Label: strconv.FormatInt(v, 10)})
 	}
 	// The time axis: every k-th step, at most about 8 labels.
@@ -212,13 +209,15 @@ func at(v []int64, i int) int64 {
 	return 0
 }
 
-// niceCeil is the smallest of 1, 2, 4, 5, 10, 20, 40, 50, … not below v:
-// a scale whose quarters are round numbers where they can be.
-func niceCeil(v int64) int64 {
+// niceScale is the top of a count axis for counts up to v: four ticks of
+// a round step (1, 2 or 5 times a power of ten), so every tick is a whole,
+// round number.
+func niceScale(v int64) int64 {
+	need := (v + 3) / 4
 	for p := int64(1); ; p *= 10 {
-		for _, m := range []int64{1, 2, 4, 5} {
-			if m*p >= v {
-				return m * p
+		for _, m := range []int64{1, 2, 5} {
+			if m*p >= need {
+				return 4 * m * p
 			}
 		}
 	}

@@ -26,8 +26,8 @@ func TestUnitChartGeometry(t *testing.T) {
 	if !c.Drawn() || len(c.Bars) != 3 {
 		t.Fatalf("%d bars; want 3 (zeros draw none)", len(c.Bars))
 	}
-	// The scale: the highest stack is 6, so the axis goes to 10 (niceCeil).
-	unit := float64(c.PlotH) / 10
+	// The scale: the highest stack is 6, so the axis goes to 8 in steps of 2.
+	unit := float64(c.PlotH) / 8
 	slot := float64(c.PlotW) / 4
 	q0, o0, q2 := c.Bars[0], c.Bars[1], c.Bars[2]
 	if q0.Class != "s0" || o0.Class != "s1" || q2.Class != "s0" {
@@ -57,8 +57,12 @@ func TestUnitChartGeometry(t *testing.T) {
 	if c.Mark == nil || c.Mark.X != c.Left+int(2*slot+0.5) {
 		t.Errorf("mark %+v; want over the third minute", c.Mark)
 	}
-	if got := c.YTicks[len(c.YTicks)-1]; got.Label != "10" || got.Pos != c.Top {
-		t.Errorf("top tick %+v; want 10 at the plot's top", got)
+	var ticks []string
+	for _, tk := range c.YTicks {
+		ticks = append(ticks, tk.Label)
+	}
+	if got := strings.Join(ticks, " "); got != "0 2 4 6 8" || c.YTicks[4].Pos != c.Top || c.YTicks[0].Pos != c.Bottom {
+		t.Errorf("count ticks %q at %d..%d; want 0 2 4 6 8 from the axis to the plot's top", got, c.YTicks[0].Pos, c.YTicks[4].Pos)
 	}
 	if len(c.Legend) != 3 || c.Legend[2].Label != "rule" || !c.Legend[2].Line {
 		t.Errorf("legend %+v", c.Legend)
@@ -69,9 +73,9 @@ func TestUnitChartGeometry(t *testing.T) {
 	if c := drawChart(chartData{}); c.Drawn() {
 		t.Error("a chart without steps is drawn")
 	}
-	for v, want := range map[int64]int64{1: 1, 3: 4, 6: 10, 11: 20, 41: 50, 51: 100, 399: 400} {
-		if got := niceCeil(v); got != want {
-			t.Errorf("niceCeil(%d) = %d; want %d", v, got, want)
+	for v, want := range map[int64]int64{1: 4, 4: 4, 5: 8, 7: 8, 9: 20, 20: 20, 21: 40, 41: 80, 81: 200, 399: 400, 401: 800} {
+		if got := niceScale(v); got != want {
+			t.Errorf("niceScale(%d) = %d; want %d", v, got, want)
 		}
 	}
 }
