@@ -283,4 +283,25 @@ func TestIncidentsRecordEpisodes(t *testing.T) {
 		}
 		checkEpisodes(t, conn, alertRuns(evals), 0)
 	})
+
+	// A process killed mid-episode comes back later than its next tick: 40 s
+	// without an evaluation (4 intervals, past the recorder's own memory of
+	// 1.5 and short of IncidentGap). The stored open episode carries it on:
+	// still one overload, dated from the first run's first evaluation.
+	t.Run("restarted after an outage", func(t *testing.T) {
+		truncate()
+		first := newEvaluator(conn, "a")
+		var evals []*alerter.Verdicts
+		for _, at := range ticks(0, 2*time.Minute, 0) {
+			evals = append(evals, first.at(t, at))
+		}
+		if open := readAll(t, conn); len(open) != 1 || !open[0].Open() {
+			t.Fatalf("before the outage: %+v, want the first overload open", open)
+		}
+		restarted := newEvaluator(conn, "a")
+		for _, at := range ticks(2*time.Minute+50*time.Second, 11*time.Minute, 0) {
+			evals = append(evals, restarted.at(t, at))
+		}
+		checkEpisodes(t, conn, alertRuns(evals), 0)
+	})
 }

@@ -31,7 +31,18 @@ package api
 //	ERRTRAIL_MEASURE=1 ERRTRAIL_MEASURE_DB=errtrail_bench_10m \
 //	    go test ./api -run TestMeasureStoryLatency -count=1 -v -timeout 30m
 //
-// Knobs: ERRTRAIL_MEASURE_N (requests per case, default 300),
+// The story reads the verdicts the alerter recorded (lookup.VerdictsRecorded,
+// two point reads) as it does in production: before measuring, the test
+// notes every minute of the filled week and of the run as recorded in
+// alerter_minutes and stores 20 episodes per agent over the week in
+// incidents (writer "measure", once per database). After each pair of
+// stories it also times the incidents page (web.New over an
+// incidents.Store: the timeline's SVG and the table) of one agent and of
+// every agent over the default week.
+//
+// Knobs: ERRTRAIL_MEASURE_RECORDED=0 (no recorded minutes are added: the
+// story recomputes the verdicts, as before the incidents existed; minutes
+// an earlier run recorded stay), ERRTRAIL_MEASURE_N (requests per case, default 300),
 // ERRTRAIL_MEASURE_RATE (writer events/s; 0 turns the writer off),
 // ERRTRAIL_MEASURE_WARMUP (writer time before the first request, default
 // 60s), ERRTRAIL_MEASURE_RETRY_STORMS=1 (the story also computes the
@@ -60,11 +71,66 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/errtrail/errtrail/incidents"
 	"github.com/errtrail/errtrail/internal/testenv"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/report"
 	"github.com/errtrail/errtrail/schema"
+	"github.com/errtrail/errtrail/web"
 )
+
+// recordMeasureIncidents notes every minute of [from, to) as recorded by
+// alerter "measure" and, unless the database has them already, stores 20
+// episodes of each of the fill's 100 agents over the week before end, of
+// every kind, each an hour long or less, a few still open.
+func recordMeasureIncidents(t *testing.T, ctx context.Context, conn driver.Conn, db string, from, to, end time.Time, minutes bool) {
+	t.Helper()
+	if minutes {
+		b, err := conn.PrepareBatch(ctx, "INSERT INTO "+db+"."+incidents.MinutesTable+" (minute, writer, last_at)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for m := from.Truncate(time.Minute); m.Before(to); m = m.Add(time.Minute) {
+			if err := b.Append(m.UTC(), "measure", m.UTC().Add(50*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		if err := b.Send(); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("noted %d minutes as recorded by alerter \"measure\"", n)
+	}
+	var have uint64
+	if err := conn.QueryRow(ctx, "SELECT count() FROM "+db+".incidents WHERE writer = 'measure'").Scan(&have); err != nil {
+		t.Fatal(err)
+	}
+	if have > 0 {
+		return
+	}
+	var rows []incidents.Incident
+	for a := 0; a < 100; a++ {
+		for e := 0; e < 20; e++ {
+			start := end.Add(-7*24*time.Hour + time.Duration(e)*8*time.Hour + time.Duration(a)*time.Minute).UTC().Truncate(time.Second)
+			kind := incidents.Kinds[(a+e)%len(incidents.Kinds)]
+			i := incidents.Incident{Kind: kind, Agent: "agent-" + strconv.Itoa(a), Start: start, Fired: start.Add(time.Minute),
+				LastSeen: start.Add(time.Duration(10+e) * time.Minute), PeakRate: float64(e + 1), PeakCallers: uint32(a%7 + 1),
+				PeakCount: uint64(100 * (e + 1)), Evaluations: uint32(60 + e), Writer: "measure", Version: uint64(start.UnixMilli())}
+			if kind == incidents.Runaway || kind == incidents.RetryStorm {
+				i.Caller = "caller-" + strconv.Itoa(a*10+e)
+			}
+			if e != 19 || a%10 != 0 {
+				i.End = i.LastSeen.Add(10 * time.Second)
+			}
+			rows = append(rows, i)
+		}
+	}
+	if err := incidents.Write(ctx, conn, db, rows); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stored %d episodes in %s.incidents", len(rows), db)
+}
 
 func measureEnv(t *testing.T, name string, def int) int {
 	v := os.Getenv(name)
@@ -328,6 +394,26 @@ func TestMeasureStoryLatency(t *testing.T) {
 	run := "m" + strconv.FormatInt(time.Now().Unix()%1e6, 36)
 	t.Logf("database %s: %d filled rows, the last at %s; run %s", db, filled, time.UnixMilli(int64(lastMS)).UTC().Format(time.RFC3339), run)
 
+	recorded := os.Getenv("ERRTRAIL_MEASURE_RECORDED") != "0"
+	fillEnd := time.UnixMilli(int64(lastMS))
+	recordMeasureIncidents(t, ctx, wconn, db, fillEnd.Add(-7*24*time.Hour-time.Hour), time.Now().Add(time.Hour), fillEnd, recorded)
+	pages := httptest.NewServer(web.New(web.Config{Incidents: incidents.Store{Conn: conn, Database: db}}, nil, nil))
+	defer pages.Close()
+	var pageAll, pageOne []float64
+	page := func(path string, into *[]float64) {
+		start := time.Now()
+		resp, err := pages.Client().Get(pages.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "<svg") {
+			t.Fatalf("incidents page %s: status %d, %v, no timeline: %.300s", path, resp.StatusCode, err, body)
+		}
+		*into = append(*into, float64(time.Since(start).Microseconds())/1000)
+	}
+
 	w := &liveWriter{conn: wconn, opts: schema.Options{Database: db}, run: run, rate: rate}
 	wctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -375,6 +461,9 @@ func TestMeasureStoryLatency(t *testing.T) {
 		if err := json.Unmarshal(body, &st); err != nil {
 			t.Fatal(err)
 		}
+		if want := lookup.VerdictsRecorded; recorded && st.Context.VerdictSource != want && st.Context.VerdictError == "" {
+			t.Fatalf("%s: the story's verdicts are %q; want %q (the minutes were noted as recorded)", kind, st.Context.VerdictSource, want)
+		}
 		if st.Context.VerdictError != "" {
 			if probe.budget == 0 || !strings.Contains(st.Context.VerdictError, "not computed in time") {
 				t.Fatalf("%s: %s", kind, st.Context.VerdictError)
@@ -392,6 +481,8 @@ func TestMeasureStoryLatency(t *testing.T) {
 			get("fresh", id)
 		}
 		get("merged", "err_bench_"+strconv.FormatInt(rng.Int63n(mergedN), 10))
+		page("/incidents?agent=agent-"+strconv.Itoa(i%100), &pageOne)
+		page("/incidents", &pageAll)
 	}
 	measured := time.Since(writeStart)
 	stop()
@@ -504,6 +595,9 @@ WHERE type = 2 AND event_date >= yesterday() AND startsWith(query_id, ?)`, run+"
 	if probe.budget > 0 {
 		fmt.Fprintf(&out, "verdicts past the %v budget: fresh %d, merged %d\n", probe.budget, late[0], late[1])
 	}
+	fmt.Fprintf(&out, "verdicts read from the recorded incidents: %v\n", recorded)
+	fmt.Fprintf(&out, "%-40s %10.1f %10.1f\n", "incidents page, one agent, week, ms", pct(pageOne, .5), pct(pageOne, .99))
+	fmt.Fprintf(&out, "%-40s %10.1f %10.1f\n", "incidents page, every agent, week, ms", pct(pageAll, .5), pct(pageAll, .99))
 	var load string
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		load = strings.TrimSpace(string(b))

@@ -18,6 +18,7 @@ type partRow struct {
 	replies, breaking   uint64
 	eventID, errorID    string
 	at                  int64
+	step                int64 // the step of Over the row counts in
 }
 
 // better reports whether a is the better example: one with an error_id,

@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -36,16 +37,16 @@ func TestObserver(t *testing.T) {
 func TestBuildCountsOneObserver(t *testing.T) {
 	from := time.Unix(1_700_000_000, 0).UTC()
 	r := build("a", from, from.Add(time.Hour), merge([]partRow{
-		{"a", "agent", "", 6, 2, "", "", 0},
-		{"a", "gateway", "", 10, 10, "", "", 0},
-		{"a", "agent", "from_the_future", 2, 2, "e1", "", 5},
-		{"a", "agent", "untyped_5xx", 1, 1, "e2", "x2", 1},
-		{"a", "agent", "retry_delay_missing", 2, 2, "e3", "", 5},
-		{"a", "gateway", "body_missing", 10, 10, "g1", "", 5},
+		{"a", "agent", "", 6, 2, "", "", 0, 0},
+		{"a", "gateway", "", 10, 10, "", "", 0, 0},
+		{"a", "agent", "from_the_future", 2, 2, "e1", "", 5, 0},
+		{"a", "agent", "untyped_5xx", 1, 1, "e2", "x2", 1, 0},
+		{"a", "agent", "retry_delay_missing", 2, 2, "e3", "", 5, 0},
+		{"a", "gateway", "body_missing", 10, 10, "g1", "", 5, 0},
 		// The second range: adds up, and its later example without an
 		// error_id does not replace e2.
-		{"a", "agent", "", 4, 2, "", "", 0},
-		{"a", "agent", "untyped_5xx", 1, 1, "e4", "", 9},
+		{"a", "agent", "", 4, 2, "", "", 0, 0},
+		{"a", "agent", "untyped_5xx", 1, 1, "e4", "", 9, 0},
 	}))
 	if r.Replies != 10 || r.OtherObservations != 10 || r.Source != "agent" {
 		t.Fatalf("replies %d other %d source %q; want 10, 10, agent", r.Replies, r.OtherObservations, r.Source)
@@ -127,10 +128,10 @@ func TestBadRanges(t *testing.T) {
 func TestBuildRuleLevel(t *testing.T) {
 	from := time.Unix(1_700_000_000, 0).UTC()
 	r := build("a", from, from.Add(time.Hour), merge([]partRow{
-		{"a", "agent", "", 3, 3, "", "", 0},
-		{"a", "agent", "body_missing", 1, 0, "e1", "", 1},
-		{"a", "agent", "untyped_5xx", 1, 0, "e2", "", 1},
-		{"a", "agent", "a_newer_code", 1, 0, "e3", "", 1},
+		{"a", "agent", "", 3, 3, "", "", 0, 0},
+		{"a", "agent", "body_missing", 1, 0, "e1", "", 1, 0},
+		{"a", "agent", "untyped_5xx", 1, 0, "e2", "", 1, 0},
+		{"a", "agent", "a_newer_code", 1, 0, "e3", "", 1, 0},
 	}))
 	want := map[string]string{"body_missing": "MUST", "untyped_5xx": "SHOULD", "a_newer_code": ""}
 	if len(r.Rules) != len(want) {
@@ -140,5 +141,61 @@ func TestBuildRuleLevel(t *testing.T) {
 		if lv, ok := want[rule.Code]; !ok || rule.Level != lv {
 			t.Errorf("rule %s: level %q; want %q", rule.Code, rule.Level, lv)
 		}
+	}
+}
+
+// TestBuildOver: the steps of a 7-hour range are its hours; each row counts
+// in its own step, only the counted observer's rows count (the gateway's
+// copies do not), each rule's steps add up to its Replies and the steps'
+// replies to Report.Replies; a step with nothing is 0, not missing.
+func TestBuildOver(t *testing.T) {
+	from := time.Unix(1_700_000_000, 0).UTC().Truncate(time.Hour).Add(20 * time.Minute)
+	to := from.Add(7 * time.Hour)
+	parts := []partRow{
+		{"a", "agent", "", 6, 2, "", "", 0, 0},
+		{"a", "agent", "", 4, 1, "", "", 0, 3},
+		{"a", "gateway", "", 10, 10, "", "", 0, 1},
+		{"a", "agent", "untyped_5xx", 2, 2, "e1", "", 1, 0},
+		{"a", "agent", "untyped_5xx", 1, 1, "e2", "", 9, 3},
+		{"a", "gateway", "untyped_5xx", 10, 10, "g1", "", 5, 1},
+		{"a", "agent", "body_missing", 1, 1, "e3", "", 5, 7}, // the last hour
+	}
+	r := build("a", from, to, merge(parts))
+	o := buildOver(r, parts)
+	if o.Step != "hour" || len(o.Starts) != 8 || !o.Starts[0].Equal(from.Truncate(time.Hour)) || !o.Starts[7].Equal(from.Truncate(time.Hour).Add(7*time.Hour)) {
+		t.Fatalf("steps %s %v; want the 8 hours from %s", o.Step, o.Starts, from.Truncate(time.Hour))
+	}
+	if got := fmt.Sprint(o.Replies); got != "[6 0 0 4 0 0 0 0]" {
+		t.Errorf("replies per hour %s; want [6 0 0 4 0 0 0 0] (the gateway's 10 copies left out)", got)
+	}
+	var sum int64
+	for _, n := range o.Replies {
+		sum += n
+	}
+	if sum != r.Replies {
+		t.Errorf("the steps add up to %d replies; the report counts %d", sum, r.Replies)
+	}
+	if len(o.Rules) != len(r.Rules) {
+		t.Fatalf("over has %d rules; the report %d", len(o.Rules), len(r.Rules))
+	}
+	for i, ro := range o.Rules {
+		if ro.Code != r.Rules[i].Code {
+			t.Errorf("rule %d: %s; the report's is %s", i, ro.Code, r.Rules[i].Code)
+		}
+	}
+	if got := o.Rules[0].Code + fmt.Sprint(o.Rules[0].Replies); got != "untyped_5xx[2 0 0 1 0 0 0 0]" {
+		t.Errorf("untyped_5xx per hour: %s", got)
+	}
+	if got := fmt.Sprint(o.Rules[1].Replies); o.Rules[1].Code != "body_missing" || got != "[0 0 0 0 0 0 0 1]" {
+		t.Errorf("body_missing per hour: %s %s", o.Rules[1].Code, got)
+	}
+
+	// Over three days, days.
+	if _, _, n := overSteps(from, from.Add(OverHourly)); n != 73 {
+		t.Errorf("72 hours from :20 past: %d steps; want 73 hours", n)
+	}
+	step, origin, n := overSteps(from, from.Add(7*24*time.Hour))
+	if step != 24*time.Hour || !origin.Equal(from.Truncate(24*time.Hour)) || n != 8 {
+		t.Errorf("a week: step %v origin %s %d steps; want days from %s, 8", step, origin, n, from.Truncate(24*time.Hour))
 	}
 }

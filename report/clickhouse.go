@@ -88,20 +88,23 @@ func (c *ClickHouse) Report(ctx context.Context, agent string, from, to time.Tim
 		h0, h1 = to, to
 	}
 
+	step, origin, _ := overSteps(from, to)
+	steps := stepExpr{origin: origin.Unix(), seconds: int64(step / time.Second)}
 	var parts []partRow
 	if h0.Before(h1) {
-		q, args := rollupQuery(db, agent, h0, h1)
+		q, args := rollupQuery(db, agent, h0, h1, steps)
 		if err := c.query(c.named(ctx, "rollup"), q, args, &parts); err != nil {
 			return nil, err
 		}
 	}
 	if from.Before(h0) || h1.Before(to) {
-		q, args := rawQuery(db, agent, [2][2]time.Time{{from, h0}, {h1, to}})
+		q, args := rawQuery(db, agent, [2][2]time.Time{{from, h0}, {h1, to}}, steps)
 		if err := c.query(c.named(ctx, "errors"), q, args, &parts); err != nil {
 			return nil, err
 		}
 	}
 	rep := build(agent, from, to, merge(parts))
+	rep.Over = buildOver(rep, parts)
 	if agent != "" && rep.Replies == 0 && rep.OtherObservations == 0 {
 		known, err := c.known(ctx, db, agent, !since.IsZero())
 		if err != nil {
@@ -148,11 +151,23 @@ func ceilHour(t time.Time) time.Time {
 // toDateTime: a bound time.Time keeps 18.16 off the primary key (see
 // schema.Lookup).
 
+// stepExpr cuts time into the steps of Over: the step of a Unix second t
+// is (t - origin) / seconds. Both are numbers errtrail computed, formatted
+// into the SQL. Each statement groups by the step too, so one pair of
+// statements answers both the totals (merge adds the steps up) and Over;
+// the examples stay the same, since a step's argMax by the example order
+// and then better across steps pick the global argMax.
+type stepExpr struct{ origin, seconds int64 }
+
+func (s stepExpr) of(column string) string {
+	return fmt.Sprintf("intDiv(toInt64(toUInt32(%s)) - %d, %d)", column, s.origin, s.seconds)
+}
+
 // rollupQuery reads findings_1h over whole hours [h0, h1). The example is
 // the latest hour's, preferring one with an error_id (what an agent team
 // searches its own logs for); every argMax uses the same order, so they
 // describe the same reply.
-func rollupQuery(db, agent string, h0, h1 time.Time) (string, []any) {
+func rollupQuery(db, agent string, h0, h1 time.Time, steps stepExpr) (string, []any) {
 	where := "hour >= toDateTime(?) AND hour < toDateTime(?)"
 	args := []any{h0.Unix(), h1.Unix()}
 	if agent != "" {
@@ -161,16 +176,16 @@ func rollupQuery(db, agent string, h0, h1 time.Time) (string, []any) {
 	}
 	const key = "(with_error_id, hour, example_event_id)"
 	return fmt.Sprintf(`SELECT agent, source_kind, finding, sum(n), sum(breaking),
-    argMax(example_event_id, %[3]s), argMax(example_error_id, %[3]s), toUInt32(argMax(hour, %[3]s))
+    argMax(example_event_id, %[3]s), argMax(example_error_id, %[3]s), toUInt32(argMax(hour, %[3]s)), %[5]s AS step
 FROM %[1]s.%[4]s
 WHERE %[2]s
-GROUP BY agent, source_kind, finding`, db, where, key, schema.TableFindings1h), args
+GROUP BY agent, source_kind, finding, step`, db, where, key, schema.TableFindings1h, steps.of("hour")), args
 }
 
 // rawQuery reads errors over the given ranges (an empty range matches
 // nothing), in the same shape as rollupQuery: the row of the empty finding counts
 // every reply.
-func rawQuery(db, agent string, ranges [2][2]time.Time) (string, []any) {
+func rawQuery(db, agent string, ranges [2][2]time.Time, steps stepExpr) (string, []any) {
 	where := "((observed_at >= toDateTime(?) AND observed_at < toDateTime(?)) OR (observed_at >= toDateTime(?) AND observed_at < toDateTime(?)))"
 	args := []any{ranges[0][0].Unix(), ranges[0][1].Unix(), ranges[1][0].Unix(), ranges[1][1].Unix()}
 	if agent != "" {
@@ -179,11 +194,11 @@ func rawQuery(db, agent string, ranges [2][2]time.Time) (string, []any) {
 	}
 	const key = "(error_id != '', observed_at, event_id)"
 	return fmt.Sprintf(`SELECT agent, source_kind, finding, uniqExact(event_id), uniqExactIf(event_id, notEmpty(findings)),
-    argMax(event_id, %[3]s), argMax(error_id, %[3]s), toUInt32(argMax(observed_at, %[3]s))
+    argMax(event_id, %[3]s), argMax(error_id, %[3]s), toUInt32(argMax(observed_at, %[3]s)), %[5]s AS step
 FROM %[1]s.%[4]s
 ARRAY JOIN arrayPushFront(findings, '') AS finding
 WHERE %[2]s
-GROUP BY agent, source_kind, finding`, db, where, key, schema.TableErrors), args
+GROUP BY agent, source_kind, finding, step`, db, where, key, schema.TableErrors, steps.of("observed_at")), args
 }
 
 // rollupSince returns RollupSince, else when migration 006 was applied
@@ -239,7 +254,7 @@ func (c *ClickHouse) query(ctx context.Context, q string, args []any, out *[]par
 	for rows.Next() {
 		var r partRow
 		var at uint32
-		if err := rows.Scan(&r.agent, &r.source, &r.code, &r.replies, &r.breaking, &r.eventID, &r.errorID, &at); err != nil {
+		if err := rows.Scan(&r.agent, &r.source, &r.code, &r.replies, &r.breaking, &r.eventID, &r.errorID, &at, &r.step); err != nil {
 			return fail(err)
 		}
 		r.at = int64(at)

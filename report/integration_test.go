@@ -342,6 +342,9 @@ func (s *scenario) reportRange(t *testing.T, agent string, from, to time.Time) *
 	if a, b := strip(out[0]), strip(out[1]); !reflect.DeepEqual(a, b) {
 		t.Errorf("report of %q: the rollup and errors paths differ:\nrollup %+v\nerrors %+v", agent, a, b)
 	}
+	for i, r := range out {
+		checkOverSums(t, paths[i].name, r)
+	}
 	for _, r := range out[1].Rules {
 		// The errors path's examples are checked as well.
 		s.checkExample(t, out[1], r, exampleAgents(out[1], r.Code)...)
@@ -418,6 +421,18 @@ func TestReportOneAgent(t *testing.T) {
 	}
 	if r.Agents != nil {
 		t.Errorf("one agent's report lists agents: %+v", r.Agents)
+	}
+	// Over the 7 hours the range touches: the 3 clean 429s at from, the 9
+	// replies at mid, the 2 clean 404s just before to; the gateway's 3
+	// copies and the rows outside the range in no hour.
+	if o := r.Over; o == nil || o.Step != "hour" || len(o.Starts) != 7 || !o.Starts[0].Equal(s.from.Truncate(time.Hour)) {
+		t.Fatalf("over %+v; want the 7 hours from %s", o, s.from.Truncate(time.Hour))
+	}
+	if got := fmt.Sprint(r.Over.Replies); got != "[3 0 0 9 0 0 2]" {
+		t.Errorf("replies per hour %s; want [3 0 0 9 0 0 2]", got)
+	}
+	if ro := r.Over.Rules[0]; ro.Code != "retry_after_header_missing" || fmt.Sprint(ro.Replies) != "[0 0 0 4 0 0 0]" {
+		t.Errorf("the first rule per hour: %s %v; want retry_after_header_missing [0 0 0 4 0 0 0]", ro.Code, ro.Replies)
 	}
 	want := []struct {
 		code string
@@ -647,5 +662,31 @@ func TestReportRollupStartsAtMigration(t *testing.T) {
 	fresh := &ClickHouse{Conn: s.conn, Database: s.opts.Database}
 	if _, err := fresh.Report(context.Background(), "alpha", s.from, s.to); err != nil || !fresh.since.IsZero() {
 		t.Errorf("without migration 006: since %s, err %v; want zero, nil", fresh.since, err)
+	}
+}
+
+// checkOverSums: the report's steps add up to its totals, rule by rule.
+func checkOverSums(t *testing.T, path string, r *Report) {
+	t.Helper()
+	if r.Over == nil {
+		t.Errorf("%s: the report has no Over", path)
+		return
+	}
+	sum := func(xs []int64) (n int64) {
+		for _, x := range xs {
+			n += x
+		}
+		return n
+	}
+	if n := sum(r.Over.Replies); n != r.Replies {
+		t.Errorf("%s: the steps hold %d replies; the report counts %d", path, n, r.Replies)
+	}
+	if len(r.Over.Rules) != len(r.Rules) {
+		t.Fatalf("%s: %d rules over time, %d in the report", path, len(r.Over.Rules), len(r.Rules))
+	}
+	for i, ro := range r.Over.Rules {
+		if ro.Code != r.Rules[i].Code || sum(ro.Replies) != r.Rules[i].Replies {
+			t.Errorf("%s: %s over time adds up to %d; the report's %s has %d", path, ro.Code, sum(ro.Replies), r.Rules[i].Code, r.Rules[i].Replies)
+		}
 	}
 }

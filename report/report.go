@@ -26,6 +26,9 @@ type Report struct {
 	// agent in the range, left out so that a reply seen by the agent and by
 	// a gateway in front of it is counted once.
 	OtherObservations int64 `json:"other_observations"`
+	// Over is the same counts per hour or day of the range (see Over);
+	// nil from a Reporter that does not count them.
+	Over *Over `json:"over,omitempty"`
 }
 
 // Rule is one rule the agent's replies break.

@@ -20,7 +20,13 @@
 // The pages are rendered on the server with html/template from templates/
 // and need no JavaScript, fonts or images; everything is embedded in the
 // binary, so the pages work offline, in a text browser and under a
-// Content-Security-Policy of default-src 'self'.
+// Content-Security-Policy of default-src 'self'. Their charts are inline
+// SVG written by the server: chart.go lays out counts per step (the
+// story's context per minute, the report's rules over time, drawn by the
+// "chart" template of layout.html), timeline.go the incidents; templates
+// only write numbers out and colours come from the stylesheet by class, so
+// no inline style is needed either. A chart only repeats numbers the table
+// next to it holds, and holds no id or message of a record.
 //
 // # Ids are customer data
 //

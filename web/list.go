@@ -112,6 +112,8 @@ type reportPage struct {
 	Action    string // the range form's target
 	Dashboard string
 	Recent    string // the agent's recent errors over the end of the range (a list spans at most lookup.MaxListRange)
+	Chart     chart  // the rules over time (report.Over)
+	Charted   int    // how many of the broken rules the chart draws
 }
 
 func (p reportPage) PageTitle() string {
@@ -173,6 +175,7 @@ func (h *handler) report(w http.ResponseWriter, r *http.Request, agent string) {
 		Action:    ReportURL(h.links.base, agent, time.Time{}, time.Time{}),
 		Dashboard: h.links.dashboard(agent, "", from, to),
 	}
+	p.Chart, p.Charted = overChart(rep)
 	if agent != "" {
 		lf := from
 		if to.Sub(lf) > lookup.MaxListRange {

@@ -52,14 +52,14 @@ func TestBrowserStack(t *testing.T) {
 	defer srv.Close()
 
 	// The story, looked up from the start page with the keyboard.
-	if code := b.open(srv.URL + "/"); code != http.StatusOK {
+	if code := b.Open(srv.URL + "/"); code != http.StatusOK {
 		t.Fatalf("start page: status %d", code)
 	}
-	b.screenshot("1-start")
-	res := b.submitByKeyboard(errorID, "")
-	b.screenshot("2-story")
+	b.Screenshot("1-start")
+	res := b.SubmitByKeyboard(errorID, "")
+	b.Screenshot("2-story")
 	if res.Status != http.StatusOK {
-		t.Fatalf("story of %s: status %d; the page shows:\n%s", errorID, res.Status, b.text())
+		t.Fatalf("story of %s: status %d; the page shows:\n%s", errorID, res.Status, b.Text())
 	}
 	want, err := finder.Story(ctx, errorID, lookup.FindOptions{})
 	if err != nil {
@@ -68,20 +68,20 @@ func TestBrowserStack(t *testing.T) {
 	if want.Meaning.Headline == "" {
 		t.Error("the story has no headline sentence")
 	}
-	text := b.text()
+	text := b.Text()
 	wantShown(t, "story", text,
 		want.Meaning.Headline, // the kind's sentence, from lookup's meaning table
 		"Kind quota", "Found by its error_id",
 		"Attempts", "(this reply)", "Asked delay", "Waited",
 		"Context", "Verdicts", "Retry storm", "Agent overloaded",
 		"The record", "dealer-agent")
-	if n, _ := strconv.Atoi(b.eval(`String(document.querySelectorAll('table.attempts tbody tr').length)`)); n < 2 || n != len(want.Attempts.Attempts) {
+	if n, _ := strconv.Atoi(b.Eval(`String(document.querySelectorAll('table.attempts tbody tr').length)`)); n < 2 || n != len(want.Attempts.Attempts) {
 		t.Errorf("the attempts table has %d rows; the story has %d attempts, and the record is attempt %d", n, len(want.Attempts.Attempts), attempt)
 	}
-	if n := b.eval(`String(document.querySelectorAll('table.context tbody tr').length)`); n == "0" {
+	if n := b.Eval(`String(document.querySelectorAll('table.context tbody tr').length)`); n == "0" {
 		t.Error("the context table has no minutes")
 	}
-	if n := b.eval(`String(document.querySelectorAll('table.context tbody tr.this').length)`); n != "1" {
+	if n := b.Eval(`String(document.querySelectorAll('table.context tbody tr.this').length)`); n != "1" {
 		t.Errorf("the context table marks %s minutes as the record's; want 1", n)
 	}
 
@@ -91,10 +91,10 @@ func TestBrowserStack(t *testing.T) {
 	if code, err := chromedpClick(b, `a[href*="caller="]`); err != nil || code != http.StatusOK {
 		t.Errorf("recent errors: status %d, %v", code, err)
 	} else {
-		wantShown(t, "recent errors", b.text(), "Recent errors of a caller on "+agent)
-		b.screenshot("3-recent")
+		wantShown(t, "recent errors", b.Text(), "Recent errors of a caller on "+agent)
+		b.Screenshot("3-recent")
 		pages := 1
-		for !strings.Contains(b.text(), errorID) && pages < 100 {
+		for !strings.Contains(b.Text(), errorID) && pages < 100 {
 			code, err := chromedpClick(b, `a[rel=next]`)
 			if err != nil || code != http.StatusOK {
 				t.Errorf("recent errors, page %d: status %d, %v", pages+1, code, err)
@@ -102,13 +102,13 @@ func TestBrowserStack(t *testing.T) {
 			}
 			pages++
 		}
-		if !strings.Contains(b.text(), errorID) {
+		if !strings.Contains(b.Text(), errorID) {
 			t.Errorf("the caller's recent errors do not list %s (%d pages)", errorID, pages)
 		}
 		t.Logf("the record is on page %d of the caller's recent errors", pages)
 	}
-	b.open(srv.URL + "/")
-	b.submitByKeyboard(errorID, "")
+	b.Open(srv.URL + "/")
+	b.SubmitByKeyboard(errorID, "")
 
 	// The agent's report, from the story's link.
 	resp, err := chromedpClick(b, `a[href^="/agents/"]`)
@@ -117,45 +117,45 @@ func TestBrowserStack(t *testing.T) {
 	} else if resp != http.StatusOK {
 		t.Errorf("report of %s: status %d", agent, resp)
 	} else {
-		wantShown(t, "report", b.text(), "Conformance report of "+agent, "Rules broken", "Rules kept")
-		b.screenshot("4-report")
+		wantShown(t, "report", b.Text(), "Conformance report of "+agent, "Rules broken", "Rules kept")
+		b.Screenshot("4-report")
 	}
 
 	// An id nothing carries.
-	b.open(srv.URL + "/")
+	b.Open(srv.URL + "/")
 	missing := fmt.Sprintf("web-test-missing-%d", rand.Uint64())
-	if res := b.submitByKeyboard(missing, ""); res.Status != http.StatusNotFound {
+	if res := b.SubmitByKeyboard(missing, ""); res.Status != http.StatusNotFound {
 		t.Errorf("unknown id: status %d; want 404", res.Status)
 	}
-	wantShown(t, "not found", b.text(), "No error reply found", "What was searched", "error_id", "message_id")
-	b.screenshot("5-notfound")
+	wantShown(t, "not found", b.Text(), "No error reply found", "What was searched", "error_id", "message_id")
+	b.Screenshot("5-notfound")
 
 	// ClickHouse unreachable: a Finder on a port nothing listens on.
 	down := stackload.Open(t, stackload.ClosedPort(t))
 	srvDown := httptest.NewServer(New(Config{Logger: stackload.Logger(t), Timeout: 10 * time.Second},
 		&lookup.Finder{Conn: down, Database: st.Database}, &report.ClickHouse{Conn: down, Database: st.Database}))
 	defer srvDown.Close()
-	b.open(srvDown.URL + "/")
-	if res := b.submitByKeyboard(errorID, ""); res.Status != http.StatusServiceUnavailable {
+	b.Open(srvDown.URL + "/")
+	if res := b.SubmitByKeyboard(errorID, ""); res.Status != http.StatusServiceUnavailable {
 		t.Errorf("store down: status %d; want 503", res.Status)
 	}
-	text = b.text()
+	text = b.Text()
 	wantShown(t, "unavailable", text, "Try again in a moment", "Retry in a minute")
 	for _, internal := range []string{"refused", "127.0.0.1", "dial"} {
 		if strings.Contains(text, internal) {
 			t.Errorf("the unavailable page tells internals: %q", internal)
 		}
 	}
-	b.screenshot("6-unavailable")
+	b.Screenshot("6-unavailable")
 	t.Logf("browser test on the stack: %s in all", time.Since(start).Round(time.Millisecond))
 }
 
 // chromedpClick clicks the first element that matches css and returns the
 // status of the page it leads to.
 func chromedpClick(b *browser, css string) (int64, error) {
-	href := b.eval(`(document.querySelector('` + css + `') || {}).href || ''`)
+	href := b.Eval(`(document.querySelector('` + css + `') || {}).href || ''`)
 	if href == "" {
 		return 0, fmt.Errorf("no element %s", css)
 	}
-	return b.open(href), nil
+	return b.Open(href), nil
 }

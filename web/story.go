@@ -17,6 +17,7 @@ type storyPage struct {
 	Minutes  []minuteRow
 	Totals   []int64 // per kind over the context
 	Verdicts []verdict
+	Chart    chart // the context's minutes, stacked by kind
 
 	Report, API, Dashboard, Recent string // links
 }
@@ -56,6 +57,7 @@ func (h *handler) storyPage(s *lookup.Story) storyPage {
 	p := storyPage{S: s, Record: recordFields(rec)}
 	p.Attempts = s.Attempts.Attempts
 	p.Kinds, p.Minutes, p.Totals = contextTable(s.Context, rec.ObservedAt)
+	p.Chart = contextChart(p.Kinds, p.Minutes, rec.ObservedAt)
 	c := s.Context
 	p.Verdicts = []verdict{
 		{Name: "Agent overloaded", Meaning: "The agent fails for every caller: an incident on the agent's side, whatever this caller does.", Set: c.AgentOverloaded},
@@ -165,4 +167,22 @@ func contextTable(c lookup.Context, at time.Time) (kinds []string, rows []minute
 		rows = append(rows, row)
 	}
 	return kinds, rows, totals
+}
+
+// contextChart draws the context table: the caller's errors per minute,
+// stacked by kind, the record's minute marked.
+func contextChart(kinds []string, rows []minuteRow, at time.Time) chart {
+	d := chartData{Title: "Errors of this caller per minute, by kind, around this reply", Step: time.Minute,
+		Mark: at, MarkLabel: "the minute of this reply", Unit: "errors"}
+	for _, r := range rows {
+		d.Starts = append(d.Starts, r.Minute)
+	}
+	for k, kind := range kinds {
+		s := chartSeries{Name: kind, Values: make([]int64, len(rows))}
+		for i, r := range rows {
+			s.Values[i] = r.Counts[k]
+		}
+		d.Stacked = append(d.Stacked, s)
+	}
+	return drawChart(d)
 }

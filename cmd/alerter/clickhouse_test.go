@@ -19,6 +19,9 @@ func TestClickHouseCredentialsFromEnv(t *testing.T) {
 	addr := testenv.ClickHouse(t)
 	clearEnv(t)
 	t.Setenv("ERRTRAIL_CLICKHOUSE_ADDR", addr)
+	// The alerter logs in to its database; system is on every server (a
+	// fresh one has no errtrail database yet).
+	t.Setenv("ERRTRAIL_CLICKHOUSE_DATABASE", "system")
 	ping := func() error {
 		t.Helper()
 		o, err := parseFlags(nil, io.Discard)

@@ -25,9 +25,13 @@ import (
 // timeout, as for ingest.
 func connectClickHouse(o *options) (driver.Conn, error) {
 	return clickhouse.Open(&clickhouse.Options{
-		Addr:        o.chAddr,
-		Protocol:    clickhouse.Native,
-		Auth:        clickhouse.Auth{Database: "default", Username: o.chUser, Password: *o.chPass},
+		Addr:     o.chAddr,
+		Protocol: clickhouse.Native,
+		// Log in to errtrail's own database: a user allowed that database
+		// only (users.xml allow_databases on 18.16, GRANTs on errtrail.*
+		// today) is refused a session in "default". Every query names its
+		// database anyway.
+		Auth:        clickhouse.Auth{Database: o.chDB, Username: o.chUser, Password: *o.chPass},
 		DialContext: (&chdial.Dialer{Timeout: 5 * time.Second, WriteTimeout: o.timeout, TLS: o.chTLS}).DialContext,
 		DialTimeout: 5 * time.Second,
 		ReadTimeout: o.timeout,

@@ -240,3 +240,8 @@ func (s *OwnStack) Stack(t testing.TB, args ...string) {
 		t.Fatalf("scripts/stack %s (own stack %s): %v", strings.Join(args, " "), s.dir, err)
 	}
 }
+
+// Dir is the own stack's folder (scripts/stack's ERRTRAIL_STACK_DIR): its
+// ClickHouse's users.xml is Dir()/clickhouse/users.xml, which the server
+// re-reads a few seconds after it changes.
+func (s *OwnStack) Dir() string { return s.dir }
