@@ -180,6 +180,7 @@ func landingValues(rec *parse.Record, topic string, offset int64, ingested time.
 		rec.Limit, rec.Scope, rec.ErrorID, rec.RequestID, rec.Message,
 		nz(vf), nz(vd), nz(fi),
 		"", "", "",
+		rec.TraceID, rec.SpanID, string(rec.Origin), nz(rec.Inferred), uint32(0),
 	}
 }
 
