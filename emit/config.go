@@ -28,6 +28,12 @@ type Config struct {
 	// CallerFromTLSPeer, or an auth subject from the request's context.
 	// Never a token: the value is published as it is.
 	Caller func(*http.Request) string
+	// TraceContext, when set, gives the trace and span ids of the request
+	// (32 and 16 lowercase hex digits), e.g. the active span of
+	// r.Context() from OpenTelemetry (docs/emit.md). It wins over the
+	// traceparent header, which is read without it; a value of another
+	// form is ignored.
+	TraceContext func(*http.Request) (traceID, spanID string)
 
 	RequestIDHeader   string // "X-Request-Id"
 	AttemptHeader     string // "X-Attempt": 1 for the first try, 2 for the first retry

@@ -45,6 +45,12 @@ type Request struct {
 	MessageID      string
 	TaskID         string
 	IdempotencyKey string // only ever written to request.idempotency_key
+	// TraceID and SpanID are the request's W3C trace context (32 and 16
+	// lowercase hex digits), written as the event's trace_id and span_id.
+	// FromHeaders takes them from the traceparent header; a value of any
+	// other form is not published.
+	TraceID string
+	SpanID  string
 }
 
 // GRPC is the status of a gRPC reply.
@@ -152,6 +158,10 @@ func (e *Event) AppendJSON(dst []byte) ([]byte, error) {
 		b = strconv.AppendInt(b, int64(e.Attempt), 10)
 	}
 	r := &e.Request
+	if validHexID(r.TraceID, 32) && validHexID(r.SpanID, 16) {
+		b = member(b, "trace_id", r.TraceID)
+		b = member(b, "span_id", r.SpanID)
+	}
 	if r.HTTPRequestID != "" || hasID || r.MessageID != "" || r.TaskID != "" || r.IdempotencyKey != "" {
 		b = append(b, `,"request":{`...)
 		n := len(b)

@@ -185,8 +185,11 @@ func ParseRoute(httpMethod, path string, body []byte, info *RequestInfo) bool {
 
 // FromHeaders reads the ids a request carries in headers (names as
 // configured; empty names are skipped): request id, attempt, idempotency
-// key.
+// key; and the W3C traceparent header, always.
 func FromHeaders(h http.Header, requestID, attempt, idempotency string, info *RequestInfo) {
+	if v := h.Get("Traceparent"); v != "" {
+		info.Request.TraceID, info.Request.SpanID, _ = ParseTraceparent(v)
+	}
 	if requestID != "" {
 		if v := h.Get(requestID); v != "" {
 			info.Request.HTTPRequestID = v

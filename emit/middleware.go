@@ -370,6 +370,11 @@ func (e *exchange) finish(incomplete string) {
 		e.endpoint = append(append(append(e.endpoint[:0], scheme...), r.Host...), r.URL.Path...)
 		ev.Endpoint = bstr(e.endpoint) // the observer replaces it with its cleaned copy
 	}
+	if cfg.TraceContext != nil {
+		if tr, sp := cfg.TraceContext(r); validHexID(tr, 32) && validHexID(sp, 16) {
+			ev.Request.TraceID, ev.Request.SpanID = tr, sp
+		}
+	}
 	if cfg.Caller != nil {
 		ev.Caller = cfg.Caller(r)
 	}

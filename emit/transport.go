@@ -194,6 +194,11 @@ func (b *respTap) finish(incomplete string) {
 	if ev.Endpoint == "" {
 		ev.Endpoint = req.URL.String()
 	}
+	if cfg.TraceContext != nil {
+		if tr, sp := cfg.TraceContext(req); validHexID(tr, 32) && validHexID(sp, 16) {
+			ev.Request.TraceID, ev.Request.SpanID = tr, sp
+		}
+	}
 	if cfg.Caller != nil {
 		ev.Caller = cfg.Caller(req)
 	}

@@ -24,6 +24,7 @@ var LandingColumns = []string{
 	"limit_name", "scope", "error_id", "request_id", "message",
 	"violation_fields", "violation_descriptions", "findings",
 	"dl_reason", "dl_error", "raw",
+	"trace_id", "span_id", "origin", "inferred", "kafka_index",
 }
 
 // CheckColumns reports a difference between the landing table's columns
@@ -157,6 +158,9 @@ type columns struct {
 	errorID, requestID, message              []string
 	violationFields, violationDescs, finding [][]string
 	dlReason, dlError, raw                   []string
+	traceID, spanID, origin                  []string
+	inferred                                 [][]string
+	kafkaIndex                               []uint32
 
 	// eventHash is not a column: it is the dedup key of each row (0 when
 	// the producer sent no event_id).
@@ -193,6 +197,8 @@ func (c *columns) reset() {
 	c.errorID, c.requestID, c.message = c.errorID[:0], c.requestID[:0], c.message[:0]
 	c.violationFields, c.violationDescs, c.finding = c.violationFields[:0], c.violationDescs[:0], c.finding[:0]
 	c.dlReason, c.dlError, c.raw = c.dlReason[:0], c.dlError[:0], c.raw[:0]
+	c.traceID, c.spanID, c.origin = c.traceID[:0], c.spanID[:0], c.origin[:0]
+	c.inferred, c.kafkaIndex = c.inferred[:0], c.kafkaIndex[:0]
 	c.eventHash = c.eventHash[:0]
 }
 
@@ -201,6 +207,7 @@ type rowMeta struct {
 	topic       string // owned by the caller for the life of the batch
 	partition   int32
 	offset      int64
+	index       uint32 // the record's place in its message (OTLP: many records per message)
 	kafkaTimeMS int64
 	ingestedAt  int64 // Unix seconds
 }
@@ -310,6 +317,15 @@ func (c *columns) appendRow(m *rowMeta, rec *parse.Record, derr *parse.DecodeErr
 		c.flat = append(c.flat, string(f))
 	}
 	c.finding = append(c.finding, c.flat[start:len(c.flat):len(c.flat)])
+	start = len(c.flat)
+	for _, f := range rec.Inferred {
+		c.flat = append(c.flat, a.str(f))
+	}
+	c.inferred = append(c.inferred, c.flat[start:len(c.flat):len(c.flat)])
+	c.traceID = append(c.traceID, a.str(rec.TraceID))
+	c.spanID = append(c.spanID, a.str(rec.SpanID))
+	c.origin = append(c.origin, string(rec.Origin)) // parse's constants
+	c.kafkaIndex = append(c.kafkaIndex, m.index)
 
 	if derr != nil {
 		c.dlReason = append(c.dlReason, string(derr.Reason)) // constant
@@ -348,6 +364,7 @@ func (c *columns) slices(dst []any, lo, hi int) []any {
 		c.limit[lo:hi], c.scope[lo:hi], c.errorID[lo:hi], c.requestID[lo:hi], c.message[lo:hi],
 		c.violationFields[lo:hi], c.violationDescs[lo:hi], c.finding[lo:hi],
 		c.dlReason[lo:hi], c.dlError[lo:hi], c.raw[lo:hi],
+		c.traceID[lo:hi], c.spanID[lo:hi], c.origin[lo:hi], c.inferred[lo:hi], c.kafkaIndex[lo:hi],
 	)
 }
 
@@ -431,6 +448,8 @@ func (c *columns) keepOnly(keep []bool) {
 			c.errorID[j], c.requestID[j], c.message[j] = c.errorID[i], c.requestID[i], c.message[i]
 			c.violationFields[j], c.violationDescs[j], c.finding[j] = c.violationFields[i], c.violationDescs[i], c.finding[i]
 			c.dlReason[j], c.dlError[j], c.raw[j] = c.dlReason[i], c.dlError[i], c.raw[i]
+			c.traceID[j], c.spanID[j], c.origin[j] = c.traceID[i], c.spanID[i], c.origin[i]
+			c.inferred[j], c.kafkaIndex[j] = c.inferred[i], c.kafkaIndex[i]
 			c.eventHash[j] = c.eventHash[i]
 		}
 		j++
@@ -462,5 +481,7 @@ func (c *columns) keepOnly(keep []bool) {
 	c.errorID, c.requestID, c.message = c.errorID[:j], c.requestID[:j], c.message[:j]
 	c.violationFields, c.violationDescs, c.finding = c.violationFields[:j], c.violationDescs[:j], c.finding[:j]
 	c.dlReason, c.dlError, c.raw = c.dlReason[:j], c.dlError[:j], c.raw[:j]
+	c.traceID, c.spanID, c.origin = c.traceID[:j], c.spanID[:j], c.origin[:j]
+	c.inferred, c.kafkaIndex = c.inferred[:j], c.kafkaIndex[:j]
 	c.eventHash = c.eventHash[:j]
 }

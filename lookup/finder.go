@@ -201,6 +201,20 @@ func (f *Finder) Story(ctx context.Context, id string, opt FindOptions) (*Story,
 	for i := 0; st.MatchedAs == "" && i < len(copies); i++ {
 		st.MatchedAs = matchedAs(&copies[i], cands)
 	}
+	conn, done = f.step("traces")
+	tr, err := schema.Traces(ctx, conn, schema.Options{Database: f.db()}, []schema.ErrorRow{*row})
+	done(err)
+	if err != nil {
+		return nil, unavailable(err, cands)
+	}
+	if t, ok := tr[row.EventID]; ok {
+		st.Record.TraceID, st.Record.SpanID, st.Record.Origin, st.Record.Inferred = t.TraceID, t.SpanID, t.Origin, t.Inferred
+		for _, c := range cands {
+			if st.MatchedAs == "" && t.TraceID != "" && c == t.TraceID {
+				st.MatchedAs = "trace_id"
+			}
+		}
+	}
 	st.Observers = observersOf(&st.Record, copies)
 	cfg := f.alerterConfig()
 	var aerr, cerr error

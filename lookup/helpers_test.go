@@ -68,7 +68,8 @@ type ev struct {
 	Status  int
 	Headers map[string]string
 	Body    string
-	Binding string // "http" when empty
+	Binding string    // "http" when empty
+	Trace   [2]string // trace_id, span_id; none when empty
 }
 
 func (e ev) json() []byte {
@@ -95,6 +96,9 @@ func (e ev) json() []byte {
 	}
 	if e.Attempt > 0 {
 		v["attempt"] = e.Attempt
+	}
+	if e.Trace[0] != "" {
+		v["trace_id"], v["span_id"] = e.Trace[0], e.Trace[1]
 	}
 	if e.Request != nil {
 		v["request"] = e.Request
@@ -180,6 +184,7 @@ func landingValues(rec *parse.Record, topic string, offset int64, ingested time.
 		rec.Limit, rec.Scope, rec.ErrorID, rec.RequestID, rec.Message,
 		nz(vf), nz(vd), nz(fi),
 		"", "", "",
+		rec.TraceID, rec.SpanID, string(rec.Origin), nz(rec.Inferred), uint32(0),
 	}
 }
 

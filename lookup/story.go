@@ -65,6 +65,13 @@ type Record struct {
 	Message          string    `json:"message,omitempty"`
 	FieldViolations  []Field   `json:"field_violations"`
 	Findings         []string  `json:"findings"`
+	// Since migration 009 (error_traces): the request's W3C trace context,
+	// the form the record was decoded from (event, raw, otlp) and the
+	// fields the OTLP input inferred from attributes.
+	TraceID  string   `json:"trace_id,omitempty"`
+	SpanID   string   `json:"span_id,omitempty"`
+	Origin   string   `json:"origin,omitempty"`
+	Inferred []string `json:"inferred,omitempty"`
 }
 
 // Field is one field violation: the field's path and what is wrong with it,

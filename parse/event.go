@@ -72,6 +72,16 @@ func (d *Decoder) event(value []byte, rep *Reply, out *Record) *DecodeError {
 				return errAt(ErrWrongType, "event.method", -1, "method is not a string")
 			}
 			out.Method = a.str(v)
+		case "trace_id":
+			if !isStrOrNull(v) {
+				return errAt(ErrWrongType, "event.trace_id", -1, "trace_id is not a string")
+			}
+			out.TraceID = a.str(v) // sanitize keeps it only when it fits the W3C grammar
+		case "span_id":
+			if !isStrOrNull(v) {
+				return errAt(ErrWrongType, "event.span_id", -1, "span_id is not a string")
+			}
+			out.SpanID = a.str(v)
 		case "attempt":
 			if n, ok := v.int(); ok && n >= 0 && n < 1<<16 {
 				out.Attempt = int(n)
@@ -324,6 +334,10 @@ func (d *Decoder) contextFromHeaders(hs []MsgHeader, rep *Reply, out *Record) {
 			out.TaskID = v
 		case "errtrail-idempotency-key":
 			out.IdempotencyKey = v
+		case "errtrail-trace-id":
+			out.TraceID = v
+		case "errtrail-span-id":
+			out.SpanID = v
 		case "errtrail-binding":
 			switch v {
 			case "jsonrpc":

@@ -58,11 +58,14 @@ func (d *Decoder) decodeMessage(value []byte, headers []MsgHeader, kafkaTimeMS i
 	var err *DecodeError
 	switch {
 	case value[0] == '{' || isWS(value[0]):
+		out.Origin = OriginEvent
 		err = d.event(value, rep, out)
 	case len(value) >= 7 && string(value[:7]) == "HTTP/1.": // a constant compare, no call
+		out.Origin = OriginRaw
 		d.contextFromHeaders(headers, rep, out)
 		err = d.rawHTTP(value, rep)
 	case bytes.HasPrefix(value, []byte("GRPC")):
+		out.Origin = OriginRaw
 		d.contextFromHeaders(headers, rep, out)
 		err = d.grpcText(value, rep)
 	default:
@@ -97,6 +100,8 @@ func copyContext(dst, src *Record) {
 	dst.Agent, dst.Endpoint, dst.Caller, dst.Method, dst.Attempt = src.Agent, src.Endpoint, src.Caller, src.Method, src.Attempt
 	dst.HTTPRequestID, dst.JSONRPCID, dst.MessageID, dst.TaskID, dst.IdempotencyKey, dst.IdempotencyHash =
 		src.HTTPRequestID, src.JSONRPCID, src.MessageID, src.TaskID, src.IdempotencyKey, src.IdempotencyHash
+	dst.TraceID, dst.SpanID, dst.Origin = src.TraceID, src.SpanID, src.Origin
+	dst.Inferred = append(dst.Inferred[:0], src.Inferred...)
 }
 
 // --- event JSON ---

@@ -57,6 +57,16 @@ const (
 	KindUnknown     Kind = "unknown"     // no typed reason and no status that tells
 )
 
+// Origin names the form a record was decoded from. The values are stored
+// in ClickHouse (error_traces.origin).
+type Origin string
+
+const (
+	OriginEvent Origin = "event" // event JSON of the contract (docs/event-contract.md)
+	OriginRaw   Origin = "raw"   // a raw HTTP/1.1 response or gRPC reply text form with errtrail-* Kafka headers
+	OriginOTLP  Origin = "otlp"  // an OpenTelemetry span or log record (package otlp)
+)
+
 // Tri is a three-valued boolean: unknown, true or false.
 type Tri int8
 
@@ -114,6 +124,18 @@ type Record struct {
 	// (redact.Redactor.Hash64), 0 when there was none: attempts of one
 	// request compare equal by it, and the key itself is never kept.
 	IdempotencyHash uint64
+	// TraceID and SpanID are the W3C trace context of the request (32 and
+	// 16 lowercase hex digits), empty when none was given or the value did
+	// not fit that grammar.
+	TraceID string
+	SpanID  string
+	// Origin is the form the record was decoded from; Inferred names the
+	// record fields (docs/otel.md names) that were not read from the reply
+	// or the event but inferred from OpenTelemetry attributes, in the
+	// order they were set. Both are set by the decoder that read the
+	// message.
+	Origin   Origin
+	Inferred []string
 
 	// What was decoded.
 	Protocol    Protocol
@@ -154,8 +176,8 @@ func (r *Record) GRPCStatusName() string {
 
 // reset clears r keeping the capacity of its slices.
 func (r *Record) reset() {
-	fv, fi := r.FieldViolations[:0], r.Findings[:0]
-	*r = Record{GRPCCode: -1, RetryAfterMS: -1, FieldViolations: fv, Findings: fi}
+	fv, fi, inf := r.FieldViolations[:0], r.Findings[:0], r.Inferred[:0]
+	*r = Record{GRPCCode: -1, RetryAfterMS: -1, FieldViolations: fv, Findings: fi, Inferred: inf}
 }
 
 // Clone returns a deep copy of r that owns all its memory.
@@ -186,6 +208,12 @@ func (r *Record) Clone() *Record {
 		c.FieldViolations[i] = FieldViolation{cloneStr(v.Field), cloneStr(v.Description)}
 	}
 	c.Findings = append([]Finding(nil), r.Findings...)
+	c.TraceID = cloneStr(r.TraceID)
+	c.SpanID = cloneStr(r.SpanID)
+	c.Inferred = make([]string, len(r.Inferred))
+	for i, v := range r.Inferred {
+		c.Inferred[i] = cloneStr(v)
+	}
 	return &c
 }
 

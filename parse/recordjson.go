@@ -39,6 +39,10 @@ type recordJSON struct {
 	Endpoint         string           `json:"endpoint,omitempty"`
 	HTTPRequestID    string           `json:"http_request_id,omitempty"`
 	Attempt          int              `json:"attempt,omitempty"`
+	TraceID          string           `json:"trace_id,omitempty"`
+	SpanID           string           `json:"span_id,omitempty"`
+	Origin           Origin           `json:"origin,omitempty"`
+	Inferred         []string         `json:"inferred,omitempty"`
 }
 
 // MarshalJSON renders the record with the keys documented in docs/record.md.
@@ -52,6 +56,12 @@ func (r *Record) MarshalJSON() ([]byte, error) {
 		Message: r.Message, FieldViolations: r.FieldViolations, Findings: r.Findings,
 		EventID: r.EventID, ObservedAtMS: r.ObservedAtMS, SourceKind: r.SourceKind, Endpoint: r.Endpoint,
 		HTTPRequestID: r.HTTPRequestID, Attempt: r.Attempt,
+		TraceID: r.TraceID, SpanID: r.SpanID, Inferred: r.Inferred,
+	}
+	if r.Origin == OriginOTLP {
+		// Event JSON and the raw forms are what `ingest decode` has always
+		// read; a record inferred from OpenTelemetry says so.
+		j.Origin = r.Origin
 	}
 	if j.FieldViolations == nil {
 		j.FieldViolations = []FieldViolation{}

@@ -42,6 +42,14 @@ func (d *Decoder) sanitize(r *Record) {
 	if r.RequestID != "" && r.RequestID != r.HTTPRequestID {
 		d.identOnce(&r.RequestID)
 	}
+	// A trace context is kept only in its W3C form; anything else (a
+	// customer value in the wrong field) is dropped, never stored.
+	if r.TraceID != "" && !ValidTraceID(r.TraceID) {
+		r.TraceID = ""
+	}
+	if r.SpanID != "" && !ValidSpanID(r.SpanID) {
+		r.SpanID = ""
+	}
 	if r.IdempotencyKey != "" {
 		// Only ever compared (attempts of one request): a keyed hash, and
 		// the key a client chose goes no further.

@@ -242,6 +242,7 @@ func landingRow(t *testing.T, rec *parse.Record, topic string, offset int64) []a
 		"error_id": rec.ErrorID, "request_id": rec.RequestID, "message": rec.Message,
 		"violation_fields": fields, "violation_descriptions": descs, "findings": findings,
 		"dl_reason": "", "dl_error": "", "raw": "",
+		"trace_id": rec.TraceID, "span_id": rec.SpanID, "origin": string(rec.Origin), "inferred": []string{}, "kafka_index": uint32(0),
 	}
 	row := make([]any, len(schema.LandingColumns))
 	for i, c := range schema.LandingColumns {

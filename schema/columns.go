@@ -20,6 +20,7 @@ var (
 	tUint16  = reflect.TypeFor[uint16]()
 	tInt32   = reflect.TypeFor[int32]()
 	tInt64   = reflect.TypeFor[int64]()
+	tUint32  = reflect.TypeFor[uint32]()
 	tUint64  = reflect.TypeFor[uint64]()
 	tString  = reflect.TypeFor[string]()
 	tTime    = reflect.TypeFor[time.Time]()
@@ -37,8 +38,18 @@ var (
 //   - event_id may be empty: the views then use "kafka:<topic>/<partition>/<offset>";
 //   - retryable is -1 unknown, 0 false, 1 true; retry_after_ms is -1 when no delay was given;
 //   - observed_at is the UTC second of observed_at_ms; ingested_at is when the
-//     ingester built the batch.
-var LandingColumns = []Column{
+//     ingester built the batch;
+//   - origin is "event", "raw" or "otlp" (empty in rows of ingesters older than
+//     migration 009); kafka_index is the record's place within its Kafka
+//     message (0 unless the message, an OTLP export, held several).
+//
+// Migration 001 created landing with landingColumns1; later migrations add
+// their columns at the end (landingColumns9), so a database migrated before
+// them keeps its checksums.
+var LandingColumns = append(append([]Column{}, landingColumns1...), landingColumns9...)
+
+// landingColumns1 are the landing columns migration 001 creates.
+var landingColumns1 = []Column{
 	{"dead", "UInt8", tUint8},
 	{"event_id", "String", tString},
 	{"observed_at", "DateTime", tTime},
@@ -85,6 +96,15 @@ var LandingColumns = []Column{
 	{"dl_reason", "String", tString},
 	{"dl_error", "String", tString},
 	{"raw", "String", tString},
+}
+
+// landingColumns9 are the landing columns migration 009 adds (traces.go).
+var landingColumns9 = []Column{
+	{"trace_id", "String", tString},
+	{"span_id", "String", tString},
+	{"origin", "String", tString},
+	{"inferred", "Array(String)", tStrings},
+	{"kafka_index", "UInt32", tUint32},
 }
 
 // LandingInsert returns the INSERT statement for a landing batch, with the

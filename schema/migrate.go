@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
@@ -101,7 +102,7 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 			}
 			if missing := missingObjects(m, have); len(missing) > 0 {
 				for i, st := range m.Statements {
-					if err := conn.Exec(ctx, st); err != nil {
+					if err := apply(ctx, conn, st); err != nil {
 						return res, fmt.Errorf("schema: migration %03d (%s), re-creating %v, statement %d: %w\n%s",
 							m.Version, m.Name, missing, i+1, err, st)
 					}
@@ -111,7 +112,7 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 			continue
 		}
 		for i, st := range m.Statements {
-			if err := conn.Exec(ctx, st); err != nil {
+			if err := apply(ctx, conn, st); err != nil {
 				return res, fmt.Errorf("schema: migration %03d (%s), statement %d: %w\n%s", m.Version, m.Name, i+1, err, st)
 			}
 		}
@@ -126,6 +127,25 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 		res.Applied = append(res.Applied, m.Version)
 	}
 	return res, nil
+}
+
+// apply runs one statement of a migration. An ALTER TABLE ... ADD COLUMN
+// runs only when the column is missing: without IF NOT EXISTS (servers
+// before 20.1) it fails on a column that a half-finished run of the same
+// migration added.
+func apply(ctx context.Context, conn driver.Conn, st string) error {
+	if table, column, ok := addedColumn(st); ok {
+		db := strings.SplitN(strings.TrimPrefix(st, "ALTER TABLE "), ".", 2)[0]
+		var n uint64
+		if err := conn.QueryRow(ctx, "SELECT count() FROM system.columns WHERE database = ? AND table = ? AND name = ?",
+			db, table, column).Scan(&n); err != nil {
+			return fmt.Errorf("look for column %s.%s: %w", table, column, err)
+		}
+		if n > 0 {
+			return nil
+		}
+	}
+	return conn.Exec(ctx, st)
 }
 
 // createRE matches a statement that creates a table or view and captures

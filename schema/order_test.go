@@ -24,6 +24,7 @@ func TestUnitMigrationIdentity(t *testing.T) {
 		"5 callers_1m rollup",
 		"6 findings_1h rollup",
 		"7 incidents",
+		"9 trace ids, origin and error_traces",
 	}
 	for _, v := range []ServerVersion{Oldest, Modern} {
 		var got []string

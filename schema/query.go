@@ -316,3 +316,45 @@ func isDigits(s string) bool {
 	}
 	return true
 }
+
+// TraceRow is one row of error_traces (migration 009): the trace context,
+// origin and inferred fields of a stored error.
+type TraceRow struct {
+	EventID    string   `ch:"event_id"`
+	KafkaIndex uint32   `ch:"kafka_index"`
+	Origin     string   `ch:"origin"`
+	TraceID    string   `ch:"trace_id"`
+	SpanID     string   `ch:"span_id"`
+	Inferred   []string `ch:"inferred"`
+}
+
+// Traces returns the error_traces rows of rows, by event_id, read by their
+// full sorting key like LookupAny reads errors. A row stored before
+// migration 009 has none.
+func Traces(ctx context.Context, conn driver.Conn, opts Options, rows []ErrorRow) (map[string]TraceRow, error) {
+	out := map[string]TraceRow{}
+	if len(rows) == 0 {
+		return out, nil
+	}
+	opts = opts.withDefaults()
+	if len(rows) > 1000 {
+		rows = rows[:1000]
+	}
+	cond := make([]string, 0, len(rows))
+	args := make([]any, 0, 3*len(rows))
+	for _, r := range rows {
+		cond = append(cond, "(agent = ? AND observed_at = toDateTime(?) AND event_id = ?)")
+		args = append(args, r.Agent, r.ObservedAt.Unix(), r.EventID)
+	}
+	q := fmt.Sprintf("SELECT event_id, kafka_index, origin, trace_id, span_id, inferred\nFROM %s.%s\nWHERE %s\n"+
+		"ORDER BY observed_at, agent, event_id, ingested_at DESC\nLIMIT 1 BY agent, observed_at, event_id",
+		opts.Database, TableErrorTraces, strings.Join(cond, " OR "))
+	var got []TraceRow
+	if err := conn.Select(ctx, &got, q, args...); err != nil {
+		return nil, fmt.Errorf("schema: traces: %w", err)
+	}
+	for _, t := range got {
+		out[t.EventID] = t
+	}
+	return out, nil
+}

@@ -15,6 +15,7 @@ const (
 	TableErrors         = "errors"
 	TableDeadLetter     = "dead_letter"
 	TableErrorLookup    = "error_lookup"
+	TableErrorTraces    = "error_traces"
 	TableErrors1m       = "errors_1m"
 	TableOutcomes1m     = "outcomes_1m"
 	TableIngestProgress = "ingest_progress"
@@ -133,6 +134,7 @@ func (r *renderer) migrations() []Migration {
 		{Version: 5, Name: "callers_1m rollup", Statements: r.callersRollup()},
 		{Version: 6, Name: "findings_1h rollup", Statements: r.findingsRollup()},
 		{Version: 7, Name: "incidents", Statements: r.incidents()},
+		{Version: 9, Name: "trace ids, origin and error_traces", Statements: r.traces()},
 	}
 }
 
@@ -288,8 +290,10 @@ func (r *renderer) distributed(name string, cols []col, shardKey string) string 
 // number order: "mv10_x" would run before "mv9_ingest_progress".
 const (
 	viewErrors         = "mv1_errors"
+	viewErrorTraces    = "mv1t_error_traces"
 	viewDeadLetter     = "mv2_dead_letter"
 	viewErrorLookup    = "mv3_error_lookup"
+	viewTraceLookup    = "mv3t_trace_lookup"
 	viewErrors1m       = "mv4_errors_1m"
 	viewOutcomes1m     = "mv5_outcomes_1m"
 	viewCallers1m      = "mv6_callers_1m"
@@ -317,6 +321,8 @@ var landingViews = []landingView{
 	{name: viewErrors},
 	{name: viewDeadLetter},
 	{name: viewErrorLookup},
+	{name: viewTraceLookup},
+	{name: viewErrorTraces},
 	{name: viewErrors1m},
 	{name: viewOutcomes1m},
 	{name: viewCallers1m},
@@ -373,8 +379,8 @@ func (r *renderer) landingErrorsDeadLetter() []string {
 	var out []string
 	// landing: the ingester's single insert target. Null keeps nothing; the
 	// materialized views below see every inserted block.
-	landing := make([]col, len(LandingColumns))
-	for i, c := range LandingColumns {
+	landing := make([]col, len(landingColumns1))
+	for i, c := range landingColumns1 {
 		landing[i] = col{name: c.Name, typ: c.Type}
 	}
 	{

@@ -71,6 +71,10 @@ type Features struct {
 	// retry of a batch that failed half way through the views writes each
 	// view's block once. See InsertSettings.
 	InsertDedup bool
+	// AddColumnIfNotExists (20.1): ALTER TABLE ... ADD COLUMN IF NOT
+	// EXISTS. Older servers reject the clause; Migrate then runs an ADD
+	// COLUMN only where the column is missing.
+	AddColumnIfNotExists bool
 	// DateTime64 (20.1) is deliberately not used: observed_at stays DateTime
 	// and observed_at_ms carries the milliseconds, so the type a query sees is
 	// the same on every server.
@@ -85,6 +89,8 @@ func FeaturesOf(v ServerVersion) Features {
 		TTL:            v.AtLeast(19, 6),
 		SkipIndexes:    v.AtLeast(20, 1),
 		InsertDedup:    v.AtLeast(22, 2),
+
+		AddColumnIfNotExists: v.AtLeast(20, 1),
 	}
 }
 

@@ -3,6 +3,7 @@ package web
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/errtrail/errtrail/lookup"
@@ -111,6 +112,10 @@ func recordFields(r *lookup.Record) []field {
 	str("jsonrpc_id", r.JSONRPCID)
 	str("message_id", r.MessageID)
 	str("task_id", r.TaskID)
+	str("trace_id", r.TraceID)
+	str("span_id", r.SpanID)
+	str("origin", r.Origin)
+	str("inferred", strings.Join(r.Inferred, ", "))
 	str("idempotency_key_hash", r.IdempotencyKey)
 	str("protocol", r.Protocol)
 	str("binding", r.Binding)

@@ -332,6 +332,8 @@ func contextHeaders(t *testing.T, ev []byte, rec *parse.Record) []parse.MsgHeade
 	add("errtrail-task-id", m.Request.TaskID)
 	add("errtrail-idempotency-key", m.Request.IdempotencyKey)
 	add("errtrail-binding", m.Reply.Binding)
+	add("errtrail-trace-id", rec.TraceID)
+	add("errtrail-span-id", rec.SpanID)
 	return hs
 }
 
@@ -343,6 +345,9 @@ func sameRecord(t *testing.T, name string, ev, raw []byte) *parse.Record {
 	va, vb := reflect.ValueOf(*a), reflect.ValueOf(*b)
 	for i := 0; i < va.NumField(); i++ {
 		x, y := va.Field(i), vb.Field(i)
+		if va.Type().Field(i).Name == "Origin" {
+			continue // the form decoded: event JSON and raw reply by definition
+		}
 		if x.Kind() == reflect.Slice && x.Len() == 0 && y.Len() == 0 {
 			continue
 		}

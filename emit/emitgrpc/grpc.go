@@ -385,6 +385,7 @@ func (e *grpcEmitter) publish(ctx context.Context, md metadata.MD, base, fullMet
 	}
 	ev.Request.HTTPRequestID = first(md, c.RequestIDHeader)
 	ev.Request.IdempotencyKey = first(md, c.IdempotencyHeader)
+	ev.Request.TraceID, ev.Request.SpanID, _ = emit.ParseTraceparent(first(md, "traceparent"))
 	if n, err := strconv.Atoi(first(md, c.AttemptHeader)); err == nil && n > 0 {
 		ev.Attempt = n
 	} else if n, err := strconv.Atoi(first(md, "grpc-previous-rpc-attempts")); err == nil && n >= 0 {

@@ -73,6 +73,7 @@ def main():
         "retry_after_source": "", "limit_name": "", "scope": "", "error_id": "", "request_id": "",
         "message": "", "violation_fields": [], "violation_descriptions": [], "findings": [],
         "dl_reason": "", "dl_error": "", "raw": "",
+        "trace_id": "", "span_id": "", "origin": "event", "inferred": [], "kafka_index": 0,
     }
 
     def lit(name, v):
@@ -92,7 +93,8 @@ def main():
             values.append("(" + ", ".join(lit(c, row[c]) for c in cols) + ")")
         s.query("INSERT INTO %s.landing (%s) VALUES %s" % (db, ", ".join(cols), ", ".join(values)))
 
-    quota = dict(event_id="e1", agent="a1", caller="c1", kind="quota", typed=1, http_status=429,
+    quota = dict(trace_id="4bf92f3577b34da6a3ce929d0e0e4736", span_id="00f067aa0ba902b7", origin="otlp",
+                 inferred=["protocol"], kafka_index=2, event_id="e1", agent="a1", caller="c1", kind="quota", typed=1, http_status=429,
                  code="RESOURCE_EXHAUSTED", reason="RATE_LIMIT_EXCEEDED", limit_name="per_caller",
                  retry_after_ms=12000, error_id="E1", request_id="R1", kafka_offset=10,
                  observed_at="now() - 60", findings=["f1"])
@@ -114,6 +116,15 @@ def main():
     check(n("SELECT count() AS n FROM %s.error_lookup FINAL WHERE id = 'E1' AND id_kind = 'error_id'" % db) == 1,
           "error_lookup indexes error_id")
 
+    check(n("SELECT count() AS n FROM %s.error_lookup FINAL WHERE id = '4bf92f3577b34da6a3ce929d0e0e4736' "
+            "AND id_kind = 'trace_id'" % db) == 1, "error_lookup indexes trace_id")
+    check(n("SELECT count() AS n FROM %s.error_lookup WHERE id_kind = 'trace_id' AND id = ''" % db) == 0,
+          "error_lookup has no empty trace id")
+    tr = rows("SELECT origin, trace_id, span_id, inferred, kafka_index FROM %s.error_traces FINAL WHERE event_id = 'e1'" % db)
+    check(len(tr) == 1 and tr[0]["origin"] == "otlp" and tr[0]["span_id"] == "00f067aa0ba902b7"
+          and tr[0]["inferred"] == ["protocol"] and int(tr[0]["kafka_index"]) == 2, "error_traces keeps e1's trace: %s" % tr)
+    check(n("SELECT count() AS n FROM %s.error_traces FINAL" % db) == 2, "error_traces has the decoded events, not the dead letter")
+
     lookup = spec["Lookup"]
 
     def lookup_rows(i):
@@ -123,6 +134,8 @@ def main():
     check(len(got) == 1 and got[0]["event_id"] == "e1" and got[0]["kind"] == "quota", "lookup by error_id: %d row(s)" % len(got))
     got = lookup_rows("R1")
     check(len(got) == 1 and got[0]["event_id"] == "e1", "lookup by request_id")
+    got = lookup_rows("4bf92f3577b34da6a3ce929d0e0e4736")
+    check(len(got) == 1 and got[0]["event_id"] == "e1", "lookup by trace_id")
     got = lookup_rows("M3")
     check(len(got) == 1 and got[0]["agent"] == "a2", "lookup by message_id")
     got = lookup_rows("kafka:t/1/5")

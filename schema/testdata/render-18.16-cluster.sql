@@ -654,3 +654,79 @@ CREATE TABLE IF NOT EXISTS errtrail.incidents ON CLUSTER errtrail_cluster
 )
 ENGINE = Distributed(errtrail_cluster, errtrail, incidents_local, cityHash64(kind, agent, caller, reason));
 
+-- 009 trace ids, origin and error_traces (checksum 23320cbc64acbb875961361c64a9d651790dba516e9d0171089c55361ac8f2f8)
+ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN trace_id String;
+
+ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN span_id String;
+
+ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN origin String;
+
+ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN inferred Array(String);
+
+ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN kafka_index UInt32;
+
+ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN trace_id String;
+
+ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN span_id String;
+
+ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN origin String;
+
+ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN inferred Array(String);
+
+ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN kafka_index UInt32;
+
+CREATE TABLE IF NOT EXISTS errtrail.error_traces_local ON CLUSTER errtrail_cluster
+(
+    event_id String,
+    observed_at DateTime,
+    agent String,
+    ingested_at DateTime,
+    kafka_index UInt32,
+    origin String,
+    trace_id String,
+    span_id String,
+    inferred Array(String)
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/errtrail/error_traces_local', '{replica}', ingested_at)
+PARTITION BY toYYYYMMDD(observed_at)
+ORDER BY (agent, observed_at, event_id)
+SETTINGS index_granularity = 1024;
+
+CREATE TABLE IF NOT EXISTS errtrail.error_traces ON CLUSTER errtrail_cluster
+(
+    event_id String,
+    observed_at DateTime,
+    agent String,
+    ingested_at DateTime,
+    kafka_index UInt32,
+    origin String,
+    trace_id String,
+    span_id String,
+    inferred Array(String)
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, error_traces_local, rand());
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv1t_error_traces ON CLUSTER errtrail_cluster TO errtrail.error_traces_local AS
+SELECT
+    if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id,
+    observed_at,
+    agent,
+    ingested_at,
+    kafka_index,
+    origin,
+    trace_id,
+    span_id,
+    inferred
+FROM errtrail.landing_local
+WHERE dead = 0;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv3t_trace_lookup ON CLUSTER errtrail_cluster TO errtrail.error_lookup_local AS
+SELECT
+    trace_id AS id,
+    'trace_id' AS id_kind,
+    observed_at,
+    agent,
+    if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id
+FROM errtrail.landing_local
+WHERE dead = 0 AND trace_id != '';
+

@@ -426,3 +426,55 @@ ENGINE = ReplacingMergeTree(version)
 PARTITION BY toYYYYMM(started_at)
 ORDER BY (agent, kind, caller, reason, started_at);
 
+-- 009 trace ids, origin and error_traces (checksum 346288a6714ab4be479fc78185c609884139506da135f40994f4df8df005ca1a)
+ALTER TABLE errtrail.landing ADD COLUMN trace_id String;
+
+ALTER TABLE errtrail.landing ADD COLUMN span_id String;
+
+ALTER TABLE errtrail.landing ADD COLUMN origin String;
+
+ALTER TABLE errtrail.landing ADD COLUMN inferred Array(String);
+
+ALTER TABLE errtrail.landing ADD COLUMN kafka_index UInt32;
+
+CREATE TABLE IF NOT EXISTS errtrail.error_traces
+(
+    event_id String,
+    observed_at DateTime,
+    agent String,
+    ingested_at DateTime,
+    kafka_index UInt32,
+    origin String,
+    trace_id String,
+    span_id String,
+    inferred Array(String)
+)
+ENGINE = ReplacingMergeTree(ingested_at)
+PARTITION BY toYYYYMMDD(observed_at)
+ORDER BY (agent, observed_at, event_id)
+SETTINGS index_granularity = 1024;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv1t_error_traces TO errtrail.error_traces AS
+SELECT
+    if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id,
+    observed_at,
+    agent,
+    ingested_at,
+    kafka_index,
+    origin,
+    trace_id,
+    span_id,
+    inferred
+FROM errtrail.landing
+WHERE dead = 0;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv3t_trace_lookup TO errtrail.error_lookup AS
+SELECT
+    trace_id AS id,
+    'trace_id' AS id_kind,
+    observed_at,
+    agent,
+    if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id
+FROM errtrail.landing
+WHERE dead = 0 AND trace_id != '';
+

@@ -435,3 +435,56 @@ PARTITION BY toYYYYMM(started_at)
 ORDER BY (agent, kind, caller, reason, started_at)
 TTL last_seen_at + INTERVAL 90 DAY;
 
+-- 009 trace ids, origin and error_traces (checksum 5b908036637800df046f4c63e157ac3fcd84bc44e42639c275b31628e5fbcf09)
+ALTER TABLE errtrail.landing ADD COLUMN trace_id String;
+
+ALTER TABLE errtrail.landing ADD COLUMN span_id String;
+
+ALTER TABLE errtrail.landing ADD COLUMN origin String;
+
+ALTER TABLE errtrail.landing ADD COLUMN inferred Array(String);
+
+ALTER TABLE errtrail.landing ADD COLUMN kafka_index UInt32;
+
+CREATE TABLE IF NOT EXISTS errtrail.error_traces
+(
+    event_id String CODEC(ZSTD(1)),
+    observed_at DateTime CODEC(Delta, ZSTD(1)),
+    agent LowCardinality(String),
+    ingested_at DateTime CODEC(Delta, ZSTD(1)),
+    kafka_index UInt32,
+    origin LowCardinality(String),
+    trace_id String CODEC(ZSTD(1)),
+    span_id String CODEC(ZSTD(1)),
+    inferred Array(String) CODEC(ZSTD(1))
+)
+ENGINE = ReplacingMergeTree(ingested_at)
+PARTITION BY toYYYYMMDD(observed_at)
+ORDER BY (agent, observed_at, event_id)
+TTL observed_at + INTERVAL 30 DAY
+SETTINGS index_granularity = 1024;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv1t_error_traces TO errtrail.error_traces AS
+SELECT
+    if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id,
+    observed_at,
+    agent,
+    ingested_at,
+    kafka_index,
+    origin,
+    trace_id,
+    span_id,
+    inferred
+FROM errtrail.landing
+WHERE dead = 0;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv3t_trace_lookup TO errtrail.error_lookup AS
+SELECT
+    trace_id AS id,
+    'trace_id' AS id_kind,
+    observed_at,
+    agent,
+    if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id
+FROM errtrail.landing
+WHERE dead = 0 AND trace_id != '';
+

@@ -667,3 +667,80 @@ CREATE TABLE IF NOT EXISTS errtrail.incidents ON CLUSTER errtrail_cluster
 )
 ENGINE = Distributed(errtrail_cluster, errtrail, incidents_local, cityHash64(kind, agent, caller, reason));
 
+-- 009 trace ids, origin and error_traces (checksum 04e30f3e58c4d422a5d84afff6fbfe0588fb9f346d42d879e6ca28592cb28a32)
+ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS trace_id String;
+
+ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS span_id String;
+
+ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS origin String;
+
+ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS inferred Array(String);
+
+ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS kafka_index UInt32;
+
+ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS trace_id String;
+
+ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS span_id String;
+
+ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS origin String;
+
+ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS inferred Array(String);
+
+ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS kafka_index UInt32;
+
+CREATE TABLE IF NOT EXISTS errtrail.error_traces_local ON CLUSTER errtrail_cluster
+(
+    event_id String CODEC(ZSTD(1)),
+    observed_at DateTime CODEC(DoubleDelta, ZSTD(1)),
+    agent LowCardinality(String),
+    ingested_at DateTime CODEC(DoubleDelta, ZSTD(1)),
+    kafka_index UInt32,
+    origin LowCardinality(String),
+    trace_id String CODEC(ZSTD(1)),
+    span_id String CODEC(ZSTD(1)),
+    inferred Array(String) CODEC(ZSTD(1))
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/errtrail/error_traces_local', '{replica}', ingested_at)
+PARTITION BY toYYYYMMDD(observed_at)
+ORDER BY (agent, observed_at, event_id)
+TTL observed_at + INTERVAL 30 DAY
+SETTINGS index_granularity = 1024;
+
+CREATE TABLE IF NOT EXISTS errtrail.error_traces ON CLUSTER errtrail_cluster
+(
+    event_id String,
+    observed_at DateTime,
+    agent LowCardinality(String),
+    ingested_at DateTime,
+    kafka_index UInt32,
+    origin LowCardinality(String),
+    trace_id String,
+    span_id String,
+    inferred Array(String)
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, error_traces_local, rand());
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv1t_error_traces ON CLUSTER errtrail_cluster TO errtrail.error_traces_local AS
+SELECT
+    if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id,
+    observed_at,
+    agent,
+    ingested_at,
+    kafka_index,
+    origin,
+    trace_id,
+    span_id,
+    inferred
+FROM errtrail.landing_local
+WHERE dead = 0;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv3t_trace_lookup ON CLUSTER errtrail_cluster TO errtrail.error_lookup_local AS
+SELECT
+    trace_id AS id,
+    'trace_id' AS id_kind,
+    observed_at,
+    agent,
+    if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id
+FROM errtrail.landing_local
+WHERE dead = 0 AND trace_id != '';
+

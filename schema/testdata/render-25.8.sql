@@ -445,3 +445,56 @@ PARTITION BY toYYYYMM(started_at)
 ORDER BY (agent, kind, caller, reason, started_at)
 TTL last_seen_at + INTERVAL 90 DAY;
 
+-- 009 trace ids, origin and error_traces (checksum 12059fc4608298b939790ba91bef24fb917bfede973246f6242f25fa340645b9)
+ALTER TABLE errtrail.landing ADD COLUMN IF NOT EXISTS trace_id String;
+
+ALTER TABLE errtrail.landing ADD COLUMN IF NOT EXISTS span_id String;
+
+ALTER TABLE errtrail.landing ADD COLUMN IF NOT EXISTS origin String;
+
+ALTER TABLE errtrail.landing ADD COLUMN IF NOT EXISTS inferred Array(String);
+
+ALTER TABLE errtrail.landing ADD COLUMN IF NOT EXISTS kafka_index UInt32;
+
+CREATE TABLE IF NOT EXISTS errtrail.error_traces
+(
+    event_id String CODEC(ZSTD(1)),
+    observed_at DateTime CODEC(DoubleDelta, ZSTD(1)),
+    agent LowCardinality(String),
+    ingested_at DateTime CODEC(DoubleDelta, ZSTD(1)),
+    kafka_index UInt32,
+    origin LowCardinality(String),
+    trace_id String CODEC(ZSTD(1)),
+    span_id String CODEC(ZSTD(1)),
+    inferred Array(String) CODEC(ZSTD(1))
+)
+ENGINE = ReplacingMergeTree(ingested_at)
+PARTITION BY toYYYYMMDD(observed_at)
+ORDER BY (agent, observed_at, event_id)
+TTL observed_at + INTERVAL 30 DAY
+SETTINGS index_granularity = 1024, non_replicated_deduplication_window = 1000;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv1t_error_traces TO errtrail.error_traces AS
+SELECT
+    if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id,
+    observed_at,
+    agent,
+    ingested_at,
+    kafka_index,
+    origin,
+    trace_id,
+    span_id,
+    inferred
+FROM errtrail.landing
+WHERE dead = 0;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv3t_trace_lookup TO errtrail.error_lookup AS
+SELECT
+    trace_id AS id,
+    'trace_id' AS id_kind,
+    observed_at,
+    agent,
+    if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id
+FROM errtrail.landing
+WHERE dead = 0 AND trace_id != '';
+

@@ -1,0 +1,109 @@
+package schema
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// errorTracesColumns are the columns of error_traces (migration 009): what
+// a stored error adds beyond errors' columns, keyed like errors so that a
+// lookup reads it by the same (agent, observed_at, event_id). A contract
+// with lookup/ (TraceRow).
+var errorTracesColumns = []col{
+	{"event_id", "String", false, codecText},
+	{"observed_at", "DateTime", false, codecTime},
+	{"agent", "String", true, 0},
+	{"ingested_at", "DateTime", false, codecTime},
+	{"kafka_index", "UInt32", false, 0},
+	{"origin", "String", true, 0},
+	{"trace_id", "String", false, codecText},
+	{"span_id", "String", false, codecText},
+	{"inferred", "Array(String)", false, codecText},
+}
+
+// traces is migration 009. It adds landing's trace and origin columns
+// (landingColumns9) and stores them in a table of their own, error_traces,
+// instead of adding them to errors: errors is filled by mv1_errors, whose
+// column list 18.16 cannot change in place (no ALTER ... MODIFY QUERY), and
+// dropping and re-creating that view would lose the blocks inserted in
+// between and make Migrate's repair of migration 001 re-create the old view.
+// Everything here only adds: columns, a table and two views.
+//
+// A trace id is also an id of error_lookup (id_kind 'trace_id'), written
+// by a view of its own for the same reason.
+//
+// On servers without ADD COLUMN IF NOT EXISTS (18.16) the ALTER statements
+// are not idempotent by themselves; Migrate runs each only when the column
+// is missing (alterAddRE).
+func (r *renderer) traces() []string {
+	var out []string
+	tables := []string{r.local(TableLanding)}
+	if r.o.Cluster != "" {
+		tables = append(tables, TableLanding) // the Distributed table the ingester may use
+	}
+	for _, t := range tables {
+		for _, c := range landingColumns9 {
+			out = append(out, r.addColumn(t, c.Name, c.Type))
+		}
+	}
+	out = append(out, r.createTable(table{
+		name: TableErrorTraces, viewTarget: true, cols: errorTracesColumns,
+		engine: "ReplacingMergeTree", args: "ingested_at",
+		granularity: 1024, // read by a lookup's full key, like errors
+		partition:   "toYYYYMMDD(observed_at)",
+		orderBy:     "(agent, observed_at, event_id)",
+		ttl:         "observed_at", ttlDays: r.o.RetentionDays,
+	})...)
+	// Order (both views): no dependency of their own; they sort before
+	// viewIngestProgress, which must follow them (landingViews).
+	out = append(out, r.view(viewErrorTraces, TableErrorTraces,
+		"SELECT\n"+
+			"    "+eventIDExpr+" AS event_id,\n"+
+			"    observed_at,\n"+
+			"    agent,\n"+
+			"    ingested_at,\n"+
+			"    kafka_index,\n"+
+			"    origin,\n"+
+			"    trace_id,\n"+
+			"    span_id,\n"+
+			"    inferred\n"+
+			"FROM "+r.q(r.local(TableLanding))+"\n"+
+			"WHERE dead = 0"))
+	out = append(out, r.view(viewTraceLookup, TableErrorLookup,
+		"SELECT\n"+
+			"    trace_id AS id,\n"+
+			"    'trace_id' AS id_kind,\n"+
+			"    observed_at,\n"+
+			"    agent,\n"+
+			"    "+eventIDExpr+" AS event_id\n"+
+			"FROM "+r.q(r.local(TableLanding))+"\n"+
+			"WHERE dead = 0 AND trace_id != ''"))
+	return out
+}
+
+// addColumn renders one ALTER TABLE ... ADD COLUMN, with IF NOT EXISTS
+// where the server has it.
+func (r *renderer) addColumn(table, name, typ string) string {
+	ifNot := ""
+	if r.f.AddColumnIfNotExists {
+		ifNot = "IF NOT EXISTS "
+	}
+	return fmt.Sprintf("ALTER TABLE %s%s ADD COLUMN %s%s %s", r.q(table), r.onCluster(), ifNot, name, typ)
+}
+
+// alterAddRE reads the table and column of a rendered addColumn.
+var alterAddRE = regexp.MustCompile(`^ALTER TABLE ([A-Za-z0-9_]+)\.([A-Za-z0-9_]+)(?: ON CLUSTER [A-Za-z0-9_]+)? ADD COLUMN (?:IF NOT EXISTS )?([A-Za-z0-9_]+) `)
+
+// addedColumn returns the table and column an ALTER ... ADD COLUMN
+// statement adds, or ok false for any other statement.
+func addedColumn(st string) (table, column string, ok bool) {
+	if !strings.HasPrefix(st, "ALTER TABLE ") {
+		return "", "", false
+	}
+	m := alterAddRE.FindStringSubmatch(st)
+	if m == nil {
+		return "", "", false
+	}
+	return m[2], m[3], true
+}
