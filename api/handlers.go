@@ -20,7 +20,7 @@ import (
 // Default ranges when from and to are not given.
 const (
 	defaultListRange   = time.Hour
-	defaultReportRange = 24 * time.Hour
+	DefaultReportRange = 24 * time.Hour // the report's, for errtrail mcp too
 )
 
 // maxValueLen bounds a text parameter (an agent, a caller, an event id):
@@ -124,7 +124,7 @@ func (s *Server) serveReport(w *recorder, r *request) {
 			return
 		}
 	}
-	from, to, prob := s.timeRange(r, defaultReportRange, report.MaxRange)
+	from, to, prob := s.timeRange(r, DefaultReportRange, report.MaxRange)
 	if prob == nil && report.CheckRange(from, to) != nil { // cannot be: timeRange checks the same
 		prob = probInvalidRange.body()
 	}
@@ -309,8 +309,11 @@ func invalidParam(name string) *problem {
 	return p
 }
 
-// textValue reports whether v can be a stored text value: valid UTF-8, at
-// most max bytes, no control characters.
+// TextValue reports whether v can be a stored text value: valid UTF-8, at
+// most max bytes, no control characters (nor U+2028, U+2029). errtrail mcp
+// checks its arguments with it too.
+func TextValue(v string, max int) bool { return textValue(v, max) }
+
 func textValue(v string, max int) bool {
 	if len(v) > max || !utf8.ValidString(v) {
 		return false
