@@ -49,7 +49,6 @@ type mcpFixture struct {
 	bin  string
 }
 
-
 // rpc429 is an A2A JSON-RPC quota reply whose message holds the planted
 // secrets; with retryAfter false it lacks the Retry-After header a 429
 // must carry.
@@ -277,7 +276,9 @@ func checkAnswers(t *testing.T, who string, raw []json.RawMessage) {
 		t.Errorf("%s: report: error %v, %+v: %s", who, a.IsError, rep, a.text())
 	}
 	// incidents: the recorded overload.
-	var inc struct{ Incidents []struct{ Kind, Agent string } }
+	var inc struct {
+		Incidents []struct{ Kind, Agent string }
+	}
 	if a := ans[3]; a.IsError || json.Unmarshal(a.StructuredContent, &inc) != nil || len(inc.Incidents) != 1 || inc.Incidents[0].Kind != "overload" {
 		t.Errorf("%s: incidents: error %v, %+v: %s", who, a.IsError, inc, a.text())
 	}
