@@ -120,26 +120,9 @@ func newTap(o *options, sink emit.Sink, reg prometheus.Registerer, log *slog.Log
 	t.obs = emit.NewObserver(counted, o.source)
 	t.obs.IdempotencyHeader = o.idempotency
 
-	h1 := http.DefaultTransport.(*http.Transport).Clone()
-	// net/http keeps 2 idle connections per host by default: under a load
-	// of concurrent requests every other one would open a new connection
-	// to the agent (measured: p99 +7 ms at 2,000 requests/s).
-	h1.MaxIdleConns, h1.MaxIdleConnsPerHost = o.upstreamIdle, o.upstreamIdle
-	h2 := http.DefaultTransport.(*http.Transport).Clone()
-	h2.Protocols = new(http.Protocols)
-	h2.Protocols.SetHTTP2(true)            // https upstreams
-	h2.Protocols.SetUnencryptedHTTP2(true) // http upstreams: h2c with prior knowledge
 	t.proxy = &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(o.upstream)
-			pr.Out.Host = pr.In.Host // unchanged: the agent sees the Host its client sent
-		},
-		Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if o.upstreamHTTP2 || isGRPC(r) {
-				return h2.RoundTrip(r)
-			}
-			return h1.RoundTrip(r)
-		}),
+		Rewrite:   rewriteTo(o),
+		Transport: upstreamTransport(o),
 		// Event streams and replies of unknown length (gRPC, chunked) are
 		// flushed at every write the agent makes; a reply of known length
 		// goes out as the server's buffer fills, which holds nothing back
@@ -164,6 +147,36 @@ func newTap(o *options, sink emit.Sink, reg prometheus.Registerer, log *slog.Log
 	}
 	t.handler = emit.Handler(t.proxy, counted, cfg)
 	return t
+}
+
+// rewriteTo sends a request to the upstream, with the Host its client sent.
+func rewriteTo(o *options) func(*httputil.ProxyRequest) {
+	return func(pr *httputil.ProxyRequest) {
+		pr.SetURL(o.upstream)
+		pr.Out.Host = pr.In.Host // unchanged: the agent sees the Host its client sent
+	}
+}
+
+// upstreamTransport is how the tap reaches the agent: HTTP/1.1 with a pool
+// of idle connections sized for load, and HTTP/2 (h2c on http upstreams)
+// for gRPC or --upstream.http2. TestMeasureTapRatio's bare proxy uses the
+// same.
+func upstreamTransport(o *options) http.RoundTripper {
+	h1 := http.DefaultTransport.(*http.Transport).Clone()
+	// net/http keeps 2 idle connections per host by default: under a load
+	// of concurrent requests every other one would open a new connection
+	// to the agent (measured: p99 +7 ms at 2,000 requests/s).
+	h1.MaxIdleConns, h1.MaxIdleConnsPerHost = o.upstreamIdle, o.upstreamIdle
+	h2 := http.DefaultTransport.(*http.Transport).Clone()
+	h2.Protocols = new(http.Protocols)
+	h2.Protocols.SetHTTP2(true)            // https upstreams
+	h2.Protocols.SetUnencryptedHTTP2(true) // http upstreams: h2c with prior knowledge
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if o.upstreamHTTP2 || isGRPC(r) {
+			return h2.RoundTrip(r)
+		}
+		return h1.RoundTrip(r)
+	})
 }
 
 // copyBuffers lends the proxy its 32 KiB copy buffers (without a pool it

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// roleEnv makes the test binary, started again by TestMeasureTapRatio, run
+// as the tap ("tap") or as a bare reverse proxy ("bare") with the flags
+// given, instead of running tests: both proxies are then the same build.
+const roleEnv = "ERRTRAIL_TAP_MEASURE_ROLE"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(roleEnv) {
+	case "tap":
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := run(ctx, os.Args[1:], os.Stderr)
+		stop()
+		os.Exit(code)
+	case "bare":
+		os.Exit(runBare(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// runBare serves a bare httputil.ReverseProxy to the tap's upstream, with
+// the tap's transport (upstreamTransport), rewrite and copy buffers (a
+// ReverseProxy without a BufferPool allocates 32 KiB per request, which
+// would flatter the tap), on its listen address, with the tap server's
+// protocols and timeouts: what the tap costs is what it adds to this.
+func runBare(args []string) int {
+	o, err := parseFlags(args, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bare proxy:", err)
+		return 2
+	}
+	l, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bare proxy:", err)
+		return 1
+	}
+	protos := new(http.Protocols)
+	protos.SetHTTP1(true)
+	protos.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Handler: &httputil.ReverseProxy{Rewrite: rewriteTo(o), Transport: upstreamTransport(o), BufferPool: copyBuffers{}},
+		Protocols: protos, ReadHeaderTimeout: o.headerTimeout, IdleTimeout: o.idleTimeout}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); srv.Close() }()
+	_ = srv.Serve(l)
+	return 0
+}
+
+// TestMeasureTapRatio is a measurement, not a test: it runs only with
+// ERRTRAIL_MEASURE=1 and reports the tap's CPU per proxied request against
+// a bare httputil.ReverseProxy with the same transport (goal ≤ 1.2×), and
+// both p99s (docs/performance.md, "The tap").
+//
+//	ERRTRAIL_MEASURE=1 go test ./cmd/tap -run TestMeasureTapRatio -v -timeout 20m
+//
+// Both proxies are this test binary started again (roleEnv), each its own
+// process in front of the same upstream (measureUpstream: one reply in
+// twenty a JSON-RPC error, which the tap publishes to a closed port, or
+// to the stack's Kafka when ERRTRAIL_KAFKA_BROKERS is set). An open-loop
+// load of ERRTRAIL_MEASURE_RATE (2000) requests/s goes to one, then the
+// other, in ERRTRAIL_MEASURE_ROUNDS (6) rounds of ERRTRAIL_MEASURE_SECONDS
+// (5) s each, the order alternating. A proxy's CPU is its process's user +
+// system time over its round (the kernel's accounting, as getrusage), so
+// the load generator and the upstream are not counted.
+func TestMeasureTapRatio(t *testing.T) {
+	if os.Getenv("ERRTRAIL_MEASURE") != "1" {
+		t.Skip("measurement: set ERRTRAIL_MEASURE=1 to run it")
+	}
+	rate := envInt("ERRTRAIL_MEASURE_RATE", 2000)
+	seconds := envInt("ERRTRAIL_MEASURE_SECONDS", 5)
+	rounds := envInt("ERRTRAIL_MEASURE_ROUNDS", 6)
+	upstream := measureUpstream(t)
+	brokers := closedPort(t)
+	if b := os.Getenv("ERRTRAIL_KAFKA_BROKERS"); b != "" {
+		brokers = b
+	}
+	type proc struct {
+		name, base string
+		cpu        func() time.Duration
+		perReq     []time.Duration
+		lat        []time.Duration
+		p99        []time.Duration
+	}
+	start := func(role string) *proc {
+		addr, admin := freeAddr(t), freeAddr(t)
+		cmd := exec.Command(os.Args[0], "--upstream", upstream, "--http.listen-address", addr, "--metrics.listen-address", admin,
+			"--kafka.brokers", brokers, "--kafka.topic", "errtrail.tap-ratio", "--agent", "measure-agent", "--log.level", "error")
+		cmd.Env = append(os.Environ(), roleEnv+"="+role)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if c, err := net.Dial("tcp", addr); err == nil {
+				c.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the %s proxy did not listen", role)
+			}
+		}
+		return &proc{name: role, base: "http://" + addr, cpu: processCPU(t, cmd.Process.Pid)}
+	}
+	procs := []*proc{start("bare"), start("tap")}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512}, Timeout: 10 * time.Second}
+	for _, p := range procs { // warm the connections and the heaps
+		openLoop(t, client, p.base, rate, 1)
+	}
+	for r := 0; r < rounds; r++ {
+		for i := range procs {
+			p := procs[(i+r)%2]
+			c0 := p.cpu()
+			d := openLoop(t, client, p.base, rate, seconds)
+			p.perReq = append(p.perReq, (p.cpu()-c0)/time.Duration(len(d)))
+			p.lat = append(p.lat, d...)
+			p.p99 = append(p.p99, quantile(d, 0.99))
+		}
+	}
+	bare, tap := procs[0], procs[1]
+	var ratios []float64
+	for r := range bare.perReq {
+		ratios = append(ratios, float64(tap.perReq[r])/float64(bare.perReq[r]))
+	}
+	slices.Sort(ratios)
+	for _, p := range procs {
+		t.Logf("%-4s CPU per request by round %v; p50 %v p99 %v p99.9 %v; p99 by round %v", p.name, p.perReq,
+			quantile(p.lat, .5), quantile(p.lat, .99), quantile(p.lat, .999), p.p99)
+	}
+	t.Logf("tap/bare CPU per request: median %.2f× (rounds %s; goal ≤ 1.2×); p99 tap − bare %v",
+		ratios[len(ratios)/2], fmtRatios(ratios), quantile(tap.lat, .99)-quantile(bare.lat, .99))
+}
+
+func fmtRatios(xs []float64) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprintf("%.2f", x)
+	}
+	return strings.Join(s, " ")
+}
+
+// processCPU returns a reader of process pid's user + system CPU time so
+// far (/proc/PID/stat, clock ticks of 10 ms).
+func processCPU(t *testing.T, pid int) func() time.Duration {
+	stat := fmt.Sprintf("/proc/%d/stat", pid)
+	return func() time.Duration {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+		var ut, st int64
+		fmt.Sscan(f[11], &ut) // utime, stime: fields 14 and 15 of stat
+		fmt.Sscan(f[12], &st)
+		return time.Duration(ut+st) * time.Second / 100
+	}
+}
