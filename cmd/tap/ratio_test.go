@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,16 +27,29 @@ import (
 const roleEnv = "ERRTRAIL_TAP_MEASURE_ROLE"
 
 func TestMain(m *testing.M) {
-	switch os.Getenv(roleEnv) {
-	case "tap":
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := run(ctx, os.Args[1:], os.Stderr)
-		stop()
-		os.Exit(code)
-	case "bare":
-		os.Exit(runBare(os.Args[1:]))
+	if role := os.Getenv(roleEnv); role != "" {
+		os.Exit(runRole(role))
 	}
 	os.Exit(m.Run())
+}
+
+// runRole runs the tap or the bare proxy until SIGINT and returns the exit
+// status. ERRTRAIL_MEASURE_CPUPROFILE=DIR writes the process's CPU profile
+// to DIR/ROLE.pprof, to see where a proxy's time goes.
+func runRole(role string) int {
+	if dir := os.Getenv("ERRTRAIL_MEASURE_CPUPROFILE"); dir != "" {
+		f, err := os.Create(filepath.Join(dir, role+".pprof"))
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer f.Close()
+			defer pprof.StopCPUProfile()
+		}
+	}
+	if role == "bare" {
+		return runBare(os.Args[1:])
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, os.Args[1:], os.Stderr)
 }
 
 // runBare serves a bare httputil.ReverseProxy to the tap's upstream, with
