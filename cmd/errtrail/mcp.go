@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/errtrail/errtrail/api"
 	"github.com/errtrail/errtrail/incidents"
@@ -91,8 +93,11 @@ caller did not send.
 	finder, rep := c.services(conn, c.redactor(func(s string) { log.Warn(s) }))
 	cfg.Log = log
 	cfg.Incidents = incidentStore{incidents.Store{Conn: conn, Database: *c.chDB}}
-	// The api's server is built for its checks and gates, not served.
-	guard, err := api.New(cfg, finder, rep, prometheus.NewRegistry())
+	// The api's server is built for its checks and gates, not served; its
+	// metrics (route "mcp") are served on /metrics next to the endpoint.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	guard, err := api.New(cfg, finder, rep, reg)
 	if err != nil {
 		fmt.Fprintln(stderr, "errtrail mcp:", err)
 		return exitUsage
@@ -120,6 +125,11 @@ caller did not send.
 	mux := http.NewServeMux()
 	mux.Handle(*path, guard.Protect("mcp", maxBody, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: log, MaxRequestBodyBytes: maxBody})))
+	var metrics http.Handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+	if cfg.MetricsAuth {
+		metrics = guard.Protect("metrics", 0, metrics)
+	}
+	mux.Handle("GET /metrics", metrics)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: cfg.ReadHeaderTimeout, ReadTimeout: cfg.ReadTimeout,
 		WriteTimeout: cfg.RequestTimeout + 10*time.Second, IdleTimeout: cfg.IdleTimeout, MaxHeaderBytes: cfg.MaxHeaderBytes}
 	ln, err := net.Listen("tcp", *listen)

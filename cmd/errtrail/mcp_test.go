@@ -408,6 +408,52 @@ func testMCPHTTPRefusesWithoutToken(t *testing.T, f *mcpFixture) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("with the token: %d", resp.StatusCode)
 	}
+	// The refusals and the answer are counted under the route "mcp", and
+	// no token or path reaches a series.
+	resp, err = http.Get(strings.TrimSuffix(endpoint, "/mcp") + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m bytes.Buffer
+	_, _ = m.ReadFrom(resp.Body)
+	resp.Body.Close()
+	// Three refusals above (one "Basic", which is no bearer token), and
+	// the Go client's attempts (each a 401 without a token).
+	if series(m.String(), `errtrail_api_requests_total{code="401",route="mcp"}`) < 4 ||
+		series(m.String(), `errtrail_api_requests_total{code="200",route="mcp"}`) != 1 ||
+		series(m.String(), `errtrail_api_auth_failures_total{reason="invalid"}`) != 1 ||
+		series(m.String(), `errtrail_api_auth_failures_total{reason="missing"}`) < 3 {
+		t.Errorf("metrics do not count the refusals and the answer:\n%s", grepLines(m.String(), "errtrail_api_requests_total", "auth_failures"))
+	}
+	if s := containsAny(m.String(), []string{mcpToken, "wrong-token", "/mcp"}); s != "" {
+		t.Errorf("metrics hold %s", s)
+	}
+}
+
+// series returns the value of the series named exactly name (-1: none).
+func series(metrics, name string) float64 {
+	for _, l := range strings.Split(metrics, "\n") {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			var f float64
+			if _, err := fmt.Sscan(v, &f); err == nil {
+				return f
+			}
+		}
+	}
+	return -1
+}
+
+func grepLines(s string, subs ...string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		for _, x := range subs {
+			if strings.Contains(l, x) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // pythonWithMCP is the venv scripts/stack installs the MCP Python SDK into
