@@ -29,11 +29,15 @@ func runMCP(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.W
 	c := newCommon("mcp", stderr)
 	cfg := api.DefaultConfig()
 	// Of the API's flags, those that mean the same here: auth, rate limit,
-	// concurrency limits, the request deadline. Its listen address and
-	// HTTP timeouts stay the API's.
+	// the concurrency limits of stories and reports, the request deadline.
+	// Its listen address and HTTP timeouts stay the API's; no tool lists
+	// errors, so the lists' limits are not offered.
 	all := flag.NewFlagSet("api", flag.ContinueOnError)
 	cfg.RegisterFlags(all)
 	all.VisitAll(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, "limits.lists.") {
+			return
+		}
 		for _, p := range []string{"auth.", "ratelimit.", "limits.", "request."} {
 			if strings.HasPrefix(f.Name, p) {
 				c.fs.Var(f.Value, f.Name, f.Usage)
@@ -43,7 +47,7 @@ func runMCP(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.W
 	listen := c.fs.String("mcp.listen", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:19103); empty: serve on stdin and stdout")
 	path := c.fs.String("mcp.path", "/mcp", "the Streamable HTTP endpoint's path")
 	maxReply := c.fs.Int("mcp.max-reply-bytes", mcpserve.DefaultMaxReplyBytes, "largest reply the check tool takes")
-	pool := c.fs.Int("clickhouse.max-conns", 16, "connections to ClickHouse (a story asks up to 5 queries at once)")
+	pool := c.fs.Int("clickhouse.max-conns", 16, "connections to ClickHouse, for stories, reports and incidents (a story asks up to 5 queries at once)")
 	c.fs.Usage = func() {
 		fmt.Fprint(c.fs.Output(), `usage: errtrail mcp [flags]
 
@@ -80,8 +84,8 @@ caller did not send.
 	case !strings.HasPrefix(*path, "/"):
 		fmt.Fprintln(stderr, "errtrail mcp: --mcp.path must start with /")
 		return exitUsage
-	case *pool < cfg.Lookups.Concurrency+cfg.Lists.Concurrency:
-		fmt.Fprintln(stderr, "errtrail mcp: --clickhouse.max-conns must be at least --limits.lookups.concurrency + --limits.lists.concurrency")
+	case *pool < cfg.Lookups.Concurrency+cfg.Reports.Concurrency:
+		fmt.Fprintln(stderr, "errtrail mcp: --clickhouse.max-conns must be at least --limits.lookups.concurrency + --limits.reports.concurrency")
 		return exitUsage
 	}
 	conn, err := c.connectPool(*c.chAddr, *pool)

@@ -528,3 +528,25 @@ func testMCPPython(t *testing.T, f *mcpFixture) {
 		})
 	}
 }
+
+// TestUnitMCPUsage: settings that cannot work are refused with exit 2 and
+// a reason before anything is served (no server is asked).
+func TestUnitMCPUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--auth.tokens-env", "X"}, "--auth.* applies to Streamable HTTP"},
+		{[]string{"lookup-id"}, "mcp takes flags only"},
+		{[]string{"--mcp.max-reply-bytes", "10"}, "at least 1024"},
+		{[]string{"--mcp.listen", "127.0.0.1:0", "--mcp.path", "mcp"}, "must start with /"},
+		{[]string{"--clickhouse.max-conns", "3"}, "--clickhouse.max-conns must be at least"},
+		{[]string{"--limits.lists.concurrency", "3"}, "flag provided but not defined"}, // no tool lists errors
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append([]string{"mcp"}, c.args...), &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), c.want) || out.Len() != 0 {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want 2 saying %q and nothing on stdout", c.args, code, errb.String(), out.String(), c.want)
+		}
+	}
+}
