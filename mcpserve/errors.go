@@ -46,7 +46,11 @@ func failed(err error, asked string) *mcp.CallToolResult {
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
 		return toolError("the store did not answer in time: retry later, or narrow the question (a shorter window, an agent)")
 	case errors.As(err, &busy):
-		return toolError(fmt.Sprintf("errtrail is answering as many questions as it takes at once: retry in %d seconds", max(1, int(busy.RetryAfter().Seconds()+0.5))))
+		when := "a second"
+		if n := int(busy.RetryAfter().Seconds() + 0.5); n > 1 {
+			when = fmt.Sprintf("%d seconds", n)
+		}
+		return toolError("errtrail is answering as many questions as it takes at once: retry in " + when)
 	case errors.Is(err, lookup.ErrNotFound):
 		return toolError("no stored error reply carries this id: check it is copied whole (an error_id, request id, event_id, message_id or task_id); a JSON-RPC id needs agent; a reply seen only in the last seconds may not be stored yet")
 	case errors.Is(err, report.ErrUnknownAgent):

@@ -58,6 +58,12 @@ func connect(t *testing.T, st *fakeStore) *mcp.ClientSession {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return connectTo(t, srv)
+}
+
+// connectTo connects a client to srv over in-memory transports.
+func connectTo(t *testing.T, srv *mcp.Server) *mcp.ClientSession {
+	t.Helper()
 	ct, stt := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	if _, err := srv.Connect(ctx, stt, nil); err != nil {
