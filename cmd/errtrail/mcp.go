@@ -18,6 +18,7 @@ import (
 
 	"github.com/errtrail/errtrail/api"
 	"github.com/errtrail/errtrail/incidents"
+	"github.com/errtrail/errtrail/internal/cliflags"
 	"github.com/errtrail/errtrail/mcpserve"
 )
 
@@ -107,8 +108,19 @@ caller did not send.
 		return exitUsage
 	}
 	svc, gatedRep := guard.Services()
+	// The SDK logs every session at INFO (on Streamable HTTP, stateless,
+	// every request is one): it gets warnings and errors only.
+	sdkLevel := *c.logLevel
+	if sdkLevel == "debug" || sdkLevel == "info" {
+		sdkLevel = "warn"
+	}
+	sdkLog, err := cliflags.Logger(stderr, sdkLevel, *c.logFmt)
+	if err != nil {
+		fmt.Fprintln(stderr, "errtrail mcp:", err)
+		return exitUsage
+	}
 	srv, err := mcpserve.New(mcpserve.Config{Lookup: svc, Reports: gatedRep, Incidents: cfg.Incidents,
-		Timeout: cfg.RequestTimeout, MaxReplyBytes: *maxReply, Logger: log})
+		Timeout: cfg.RequestTimeout, MaxReplyBytes: *maxReply, Logger: sdkLog})
 	if err != nil {
 		fmt.Fprintln(stderr, "errtrail mcp:", err)
 		return exitFailed
@@ -128,7 +140,7 @@ caller did not send.
 
 	mux := http.NewServeMux()
 	mux.Handle(*path, guard.Protect("mcp", maxBody, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: log, MaxRequestBodyBytes: maxBody})))
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: sdkLog, MaxRequestBodyBytes: maxBody})))
 	var metrics http.Handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 	if cfg.MetricsAuth {
 		metrics = guard.Protect("metrics", 0, metrics)
