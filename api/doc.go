@@ -49,6 +49,12 @@
 //	hs := srv.HTTPServer()           // Addr, timeouts and header limit from cfg
 //	go hs.Serve(ln); ...; hs.Shutdown(ctx)
 //
+// Another front end of the same process (errtrail mcp's Streamable HTTP
+// endpoint) reuses these checks rather than copying them: Server.Protect
+// wraps its handler in the body limit, the rate limit and the bearer-token
+// check (protect.go), and Server.Services gives it the gated lookup
+// service and reporter.
+//
 // Caveats: the client address is the TCP peer's (X-Forwarded-For is not
 // read), so behind a proxy every client shares one rate-limit bucket unless
 // it authenticates with its own token. Tokens are hashed (SHA-256) when

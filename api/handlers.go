@@ -20,7 +20,7 @@ import (
 // Default ranges when from and to are not given.
 const (
 	defaultListRange   = time.Hour
-	defaultReportRange = 24 * time.Hour
+	DefaultReportRange = 24 * time.Hour // the report's, for errtrail mcp too
 )
 
 // maxValueLen bounds a text parameter (an agent, a caller, an event id):
@@ -59,7 +59,7 @@ func (s *Server) serveList(w *recorder, r *request) {
 		writeProblem(w, invalidParam(name))
 		return
 	}
-	if len(q.Cursor) > lookup.MaxCursorLen || !textValue(q.Cursor, lookup.MaxCursorLen) {
+	if len(q.Cursor) > lookup.MaxCursorLen || !TextValue(q.Cursor, lookup.MaxCursorLen) {
 		writeProblem(w, invalidParam("cursor"))
 		return
 	}
@@ -119,12 +119,12 @@ func (s *Server) serveReport(w *recorder, r *request) {
 	agent := ""
 	if slices.Contains(r.route.pathParams(), "agent") {
 		agent = r.pathValue("agent")
-		if !textValue(agent, maxValueLen) {
+		if !TextValue(agent, maxValueLen) {
 			writeProblem(w, invalidParam("agent"))
 			return
 		}
 	}
-	from, to, prob := s.timeRange(r, defaultReportRange, report.MaxRange)
+	from, to, prob := s.timeRange(r, DefaultReportRange, report.MaxRange)
 	if prob == nil && report.CheckRange(from, to) != nil { // cannot be: timeRange checks the same
 		prob = probInvalidRange.body()
 	}
@@ -234,7 +234,7 @@ func (s *Server) fail(w *recorder, r *request, err error, id string) {
 		p.Matches, p.Total = amb.Matches, &total
 	case errors.As(err, &bad):
 		p, isErr = probBadID.body(), false
-		if reason := bad.Reason; reason != "" && (id == "" || !strings.Contains(reason, id)) && textValue(reason, 1024) {
+		if reason := bad.Reason; reason != "" && (id == "" || !strings.Contains(reason, id)) && TextValue(reason, 1024) {
 			p.Detail = "The id cannot be an id errtrail stores: " + reason + "."
 		}
 	case errors.As(err, &rng): // its message quotes the range: not repeated
@@ -296,7 +296,7 @@ func parseTime(r *request, name string) (time.Time, *problem) {
 // not a text value, or "".
 func firstBadText(r *request, names ...string) string {
 	for _, n := range names {
-		if !textValue(r.param(n), maxValueLen) {
+		if !TextValue(r.param(n), maxValueLen) {
 			return n
 		}
 	}
@@ -309,9 +309,10 @@ func invalidParam(name string) *problem {
 	return p
 }
 
-// textValue reports whether v can be a stored text value: valid UTF-8, at
-// most max bytes, no control characters.
-func textValue(v string, max int) bool {
+// TextValue reports whether v can be a stored text value: valid UTF-8, at
+// most max bytes, no control characters (nor U+2028, U+2029). errtrail mcp
+// checks its arguments with it too.
+func TextValue(v string, max int) bool {
 	if len(v) > max || !utf8.ValidString(v) {
 		return false
 	}

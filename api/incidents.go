@@ -14,10 +14,10 @@ import (
 // The range of /v1/incidents: 7 days by default, 90 (the table's
 // retention) at most.
 const (
-	defaultIncidentRange = 7 * 24 * time.Hour
-	maxIncidentRange     = 90 * 24 * time.Hour
-	maxIncidentLimit     = 1000
-	defaultIncidentLimit = 200
+	DefaultIncidentRange = 7 * 24 * time.Hour
+	MaxIncidentRange     = 90 * 24 * time.Hour
+	MaxIncidentLimit     = 1000
+	DefaultIncidentLimit = 200
 )
 
 // IncidentList is the answer of /v1/incidents.
@@ -28,7 +28,7 @@ type IncidentList struct {
 }
 
 func (s *Server) serveIncidents(w *recorder, r *request) {
-	f := incidents.Filter{Agent: r.param("agent"), Limit: defaultIncidentLimit}
+	f := incidents.Filter{Agent: r.param("agent"), Limit: DefaultIncidentLimit}
 	if name := firstBadText(r, "agent"); name != "" {
 		writeProblem(w, invalidParam(name))
 		return
@@ -51,14 +51,14 @@ func (s *Server) serveIncidents(w *recorder, r *request) {
 	}
 	if v := r.param("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxIncidentLimit {
+		if err != nil || n < 1 || n > MaxIncidentLimit {
 			writeProblem(w, invalidParam("limit"))
 			return
 		}
 		f.Limit = n
 	}
 	var prob *problem
-	if f.From, f.To, prob = s.timeRange(r, defaultIncidentRange, maxIncidentRange); prob != nil {
+	if f.From, f.To, prob = s.timeRange(r, DefaultIncidentRange, MaxIncidentRange); prob != nil {
 		writeProblem(w, prob)
 		return
 	}

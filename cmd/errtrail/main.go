@@ -6,6 +6,7 @@
 //	errtrail report [AGENT] [flags] an agent's conformance report (every agent without one)
 //	errtrail serve [flags]          the same as an HTTP API (/v1/) and web pages (/)
 //	errtrail check [--json] FILE... the rules captured replies break (no server needed)
+//	errtrail mcp [flags]            the same tools over MCP (stdio, or Streamable HTTP)
 //
 // It is a binary of its own, not a subcommand of ingest, because the people
 // who run it are not the ones who run the pipeline: it needs no Kafka, no
@@ -50,6 +51,8 @@ const usage = `usage: errtrail <command> [flags]
   check FILE...    the rules captured error replies break, offline (- is stdin);
                    exit 0 none broken but advice, 1 a MUST broken, 2 unreadable input
   incidents        the alerter's recorded episodes (overload, runaway, ...) in a range
+  mcp              lookup, check, report and incidents as an MCP server (stdio, or
+                   Streamable HTTP with --mcp.listen)
 
 errtrail <command> --help lists the flags; flags may come before or after
 the ID or AGENT. Exit status: 0 answered, 1 not found,
@@ -75,6 +78,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runCheck(args, os.Stdin, stdout, stderr)
 	case "incidents":
 		return runIncidents(ctx, args, stdout, stderr)
+	case "mcp":
+		return runMCP(ctx, args, io.NopCloser(os.Stdin), nopWriteCloser{stdout}, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -83,3 +88,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 }
+
+// nopWriteCloser lets the MCP transport close stdout without closing it.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -16,7 +16,21 @@ import (
 // read timeout and failures (a client's failure is never the agent's
 // error), and the hop-by-hop rule applied to what an event records.
 
-type bodyWatchKey struct{}
+// watchedWriter is the server's writer of a request whose body is
+// watched, carrying the watch to proxyError (beneath emit's writer, which
+// Unwrap reaches).
+type watchedWriter struct {
+	http.ResponseWriter
+	bw bodyWatch
+}
+
+// Unwrap, Flush and FlushError keep the server's writer reachable and
+// flushes immediate: the proxy flushes event streams at every write.
+func (w *watchedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *watchedWriter) Flush()                      { _ = w.FlushError() }
+func (w *watchedWriter) FlushError() error {
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
 
 // bodyWatch is the request body the proxy forwards: each read waits at
 // most timeout for the client's next bytes (a stalled body fails with a
