@@ -102,6 +102,8 @@ func (sc *scanner) keyValueAt(i int) (vs, ve int, ok bool) {
 			ve++
 		}
 		sc.work += ve - vs + 1
+		ve = sc.schemeValueEnd(vs, ve)
+		ve = sc.spacedNumberEnd(vs, ve)
 	}
 	e := ve
 	for ve > vs && (s[ve-1] == '.' && sep == ':' || s[ve-1] == ' ') {
@@ -112,6 +114,86 @@ func (sc *scanner) keyValueAt(i int) (vs, ve int, ok bool) {
 		return 0, 0, false // empty, or already a placeholder
 	}
 	return vs, ve, true
+}
+
+// schemeValueEnd returns the end of an unquoted value s[vs:ve] of a
+// secret-named key that is an authentication scheme word: the value is
+// the credential after it (api_key=Bearer <token>, token: Basic <b64>,
+// X-Api-Key: SSWS <token>), whatever the credential looks like, since the
+// key already says what it is. Otherwise ve.
+func (sc *scanner) schemeValueEnd(vs, ve int) int {
+	s := sc.s
+	n := ve - vs
+	if n < 3 || n > 16 || ve >= len(s) || !schemeSpace[s[ve]] {
+		return ve
+	}
+	w := s[vs:ve]
+	k, line, ok := schemeWord(s[vs:])
+	if !ok || k <= n {
+		if !keySchemeWord(w) {
+			return ve
+		}
+		k = skipSchemeSpace(s, ve) - vs
+		if k == n || vs+k >= len(s) {
+			return ve
+		}
+		line = false
+	}
+	cs := vs + k
+	sc.work += k - n
+	if line {
+		return sc.lineEnd(cs, false)
+	}
+	if ce := sc.credEnd(cs); ce > cs {
+		return ce
+	}
+	return ve
+}
+
+// spacedNumberEnd returns the end of an unquoted value s[vs:ve] of a
+// secret-named key that is a number written in groups separated by
+// single spaces (ssn: 603 41 7729, pin=12 34): the groups that follow,
+// up to 20 digits in all. Otherwise ve.
+func (sc *scanner) spacedNumberEnd(vs, ve int) int {
+	s := sc.s
+	if ve-vs > 20 || ve+1 >= len(s) || s[ve] != ' ' || !isDigit(s[ve+1]) {
+		return ve
+	}
+	n := 0
+	for p := vs; p < ve; p++ {
+		if !isDigit(s[p]) {
+			return ve
+		}
+		n++
+	}
+	e := ve
+	for e+1 < len(s) && s[e] == ' ' && isDigit(s[e+1]) && n < 20 {
+		p := e + 1
+		for p < len(s) && isDigit(s[p]) {
+			p++
+			n++
+		}
+		if p < len(s) && !valueEnd[s[p]] || n > 20 {
+			break // 12 34abc: the next word is no group
+		}
+		e = p
+	}
+	sc.work += e - ve + 1
+	return e
+}
+
+// keySchemeWords are scheme words of vendors' API key headers, taken as
+// schemes only after a secret-named key (X-Api-Key: SSWS …); in prose
+// ("Key rotated") they are words.
+var keySchemeWords = []string{"ssws", "key", "sso-key", "api-key", "apikey", "splunk", "jwt", "pat", "hawk", "mac", "hmac", "bot"}
+
+func keySchemeWord(w string) bool {
+	for _, x := range keySchemeWords {
+		if equalFold(w, x) {
+			return true
+		}
+	}
+	return false
 }
 
 // valueEnd marks the bytes that end an unquoted value.
@@ -243,6 +325,16 @@ func schemeWord(s string) (cred int, line, ok bool) {
 	if !found {
 		return 0, false, false
 	}
+	k := skipSchemeSpace(s, j)
+	if k == j || k >= len(s) {
+		return 0, false, false
+	}
+	return k, line, true
+}
+
+// skipSchemeSpace skips the whitespace after a scheme word at j: spaces,
+// tabs, newlines, their JSON escapes and %20.
+func skipSchemeSpace(s string, j int) int {
 	k := j
 	for {
 		if k < len(s) && (s[k] == ' ' || s[k] == '\t' || s[k] == '\n' || s[k] == '\r') {
@@ -257,12 +349,8 @@ func schemeWord(s string) (cred int, line, ok bool) {
 			k += 3
 			continue
 		}
-		break
+		return k
 	}
-	if k == j || k >= len(s) {
-		return 0, false, false
-	}
-	return k, line, true
 }
 
 // schemeShape[len][first letter] is set for the scheme words' shapes.

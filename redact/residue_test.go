@@ -1,0 +1,105 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+// Issue 25 §6, "redaction residue": the classes an attacker still got
+// through. Each case failed before the fix (checked against the branch's
+// parent commit); the keep cases are their look-alikes that must survive.
+
+var residueCases = []struct{ in, want string }{
+	// US Social Security numbers and ITINs: dashed anywhere, also glued
+	// to a word by '-' or '_'; spaced, dotted or bare only after a label.
+	{"identity check failed for SSN 536-22-8147", "identity check failed for SSN [ssn]"},
+	{"customer 471-09-3365 could not be matched", "customer [ssn] could not be matched"},
+	{"ITIN 912-78-4410 is not accepted", "ITIN [ssn] is not accepted"},
+	{"id user_287-65-4301 blocked", "id user_[ssn] blocked"},
+	{"id cust-471-09-3365 blocked", "id cust-[ssn] blocked"},
+	{"Social Security number 412558193 does not match", "Social Security number [ssn] does not match"},
+	{"social security no. 412 55 8193", "social security no. [ssn]"},
+	{"SSN#412558193", "SSN#[ssn]"},
+	{"ss# 412558193", "ss# [ssn]"},
+	{"SSN 603.41.7729 rejected", "SSN [ssn] rejected"},
+	{"ssn: 603 41 7729 failed", "ssn: [secret] failed"},
+	{`{"customerSsn":"603417729"}`, `{"customerSsn":"[secret]"}`},
+	{"SocialSecurityNumber=412558193", "SocialSecurityNumber=[secret]"},
+	// A secret-named key whose value starts with a scheme word: the
+	// credential after it is the value.
+	{"rejected api_key=Bearer harbor-kite-2291 for acme", "rejected api_key=[secret] for acme"},
+	{"api_key=Bearer abc123", "api_key=[secret]"},
+	{"token: Basic c2xvdzpxdWlldA== bad", "token: [secret] bad"},
+	{"auth=Token abcdefg", "auth=[secret]"},
+	{"X-Api-Key: SSWS 00qWd8-fern-cobalt", "X-Api-Key: [secret]"},
+	{"x-api-key=Key mellow-otter-7731;", "x-api-key=[secret];"},
+	{`api_key=Bearer\tabc-def-ghi"`, `api_key=[secret]"`},
+	{"api_key=Bearer%20quartz-meadow-404", "api_key=[secret]"},
+	{"client_secret=Digest username=a, response=b\nnext", "client_secret=[secret]\nnext"},
+	// National phone formats without a country code.
+	{"appel 06.38.52.17.44 svp", "appel [phone] svp"},
+	{"llame al 678 21 43 95", "llame al [phone]"},
+	{"llame al 678 214 395", "llame al [phone]"},
+	{"llame al 91 123 45 67", "llame al [phone]"},
+	{"chiama 347 612 0385", "chiama [phone]"},
+	{"call (415) 555-0187 now", "call [phone] now"},
+	{"call 415.555.0162", "call [phone]"},
+	{"ring 020 7946 0958 please", "ring [phone] please"},
+	{"appel 06 47 21 93 58", "appel [phone]"},
+}
+
+var residueKeep = []string{
+	"ticket 123-45-678 reopened",
+	"case 12-345-6789 closed",
+	"SKU 400-12-00001 sold out",
+	"range 000-00-0000 is a placeholder",
+	"from 2026-12-01 to 2026-12-31",
+	"SSN field is required",
+	"ssn lookup took 412 ms (p99 987654321 ns)",
+	"order 612345678 shipped",
+	"shipment 612-3456-78 delayed",
+	"version 10.11.12.13 and 01.02.03.04",
+	"at 12.01.2026 14:30 CET",
+	"Bearer token required for api_key rotation",
+	"port 50051 and 8443; timeout 30000 ms",
+	"amount 1,234,567.89 USD",
+	"sizes 512 1024 2048 4096",
+}
+
+func TestResidueReplaced(t *testing.T) {
+	for _, c := range residueCases {
+		if got := Text(c.in); got != c.want {
+			t.Errorf("Text(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestResidueLookAlikesKept(t *testing.T) {
+	for _, s := range residueKeep {
+		if got := Text(s); got != s {
+			t.Errorf("Text(%q) = %q; want it unchanged", s, got)
+		}
+	}
+}
+
+// SSNs in identifiers that fit the grammar: hashed, whatever is glued to
+// them; look-alike ids kept.
+func TestIdentHashesSSN(t *testing.T) {
+	r := New([]byte("k"))
+	for _, s := range []string{"536-22-8147", "cust-471-09-3365", "user_287-65-4301", "SSN#412558193", "ssn-412558193",
+		"ssn:412558193", "caller:912-78-4410", "06.38.52.17.44", "415.555.0162"} {
+		if out, keep := r.Ident(s, ID); keep || !strings.HasPrefix(out, HashPrefix) {
+			t.Errorf("Ident(%q) = %q; want its hash", s, out)
+		}
+	}
+	for _, s := range []string{"SSN 603 41 7729", "(415) 555-0187", "scope 678 21 43 95"} {
+		if out, keep := r.Ident(s, Name); keep || !strings.HasPrefix(out, HashPrefix) {
+			t.Errorf("Ident(%q, Name) = %q; want its hash", s, out)
+		}
+	}
+	for _, s := range []string{"req-123-45-678", "session-123456789", "order-2026-000123", "ssn-check-7"} {
+		if out, keep := r.Ident(s, ID); !keep {
+			t.Errorf("Ident(%q) = %q; want it kept", s, out)
+		}
+	}
+}
