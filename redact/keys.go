@@ -501,6 +501,85 @@ func (sc *scanner) pemAt(i int) (int, bool) {
 	return end, true
 }
 
+// pemTailAt matches, at a word of 16 or more base64 bytes, the body of a
+// PEM block whose BEGIN line was cut off (a message cut at its start, a
+// header whose first line was dropped): base64 lines up to -----END …-----,
+// which ends the match. Lines may be separated by newlines, their JSON
+// escapes, folding white space or spaces. A word shorter than 16 bytes
+// that is not the last line (prose) ends the block: the match starts
+// after it. The run up to the END line and its last short word come from
+// the run cache, so the words of one block share one look.
+func (sc *scanner) pemTailAt(i int) (int, bool) {
+	s := sc.s
+	r := sc.pemRun
+	e := sc.fwd(&sc.pemRun, &pemBody, i)
+	if len(s)-e < 9 || s[e:e+9] != "-----END " {
+		return 0, false
+	}
+	if sc.pemRun != r || sc.uncached {
+		// A new run: find its last short word that is not its last line.
+		sc.pemShort = -1
+		for k := i; k < e; {
+			for k < e && pemSpace(s, k) > 0 {
+				k += pemSpace(s, k)
+			}
+			ws := k
+			for k < e && pemSpace(s, k) == 0 {
+				k++
+			}
+			if k > ws && k-ws < 16 && !pemOnlySpace(s, k, e) {
+				sc.pemShort = ws
+			}
+		}
+		sc.work += e - i
+	}
+	if sc.pemShort >= i {
+		return 0, false
+	}
+	j := e + 9
+	for j < len(s) && j-e < 80 && s[j] != '\n' && s[j] != '\\' {
+		if s[j] == '-' && len(s)-j >= 5 && s[j:j+5] == "-----" {
+			j += 5
+			break
+		}
+		j++
+	}
+	sc.work += j - e
+	return j, true
+}
+
+// pemSpace returns the length of the white space at k between a PEM
+// block's lines: a space, tab, CR or LF, or one of their JSON escapes.
+func pemSpace(s string, k int) int {
+	switch s[k] {
+	case ' ', '\t', '\r', '\n':
+		return 1
+	case '\\':
+		if k+1 < len(s) && (s[k+1] == 'n' || s[k+1] == 'r' || s[k+1] == 't') {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+// pemOnlySpace reports that s[k:i] is white space only.
+func pemOnlySpace(s string, k, i int) bool {
+	for k < i {
+		n := pemSpace(s, k)
+		if n == 0 {
+			return false
+		}
+		k += n
+	}
+	return true
+}
+
+// pemBody marks the bytes of a PEM block's lines and the space between.
+var pemBody = classOf(func(c byte) bool {
+	return isAlnum(c) || c == '+' || c == '/' || c == '=' || c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\\'
+})
+
 // urlUserinfo finds user:password@ after "://" at i: the authority ends at
 // the first '/', '?', '#' or space, unless what precedes it is no host
 // (user:pa/ss@host): then the userinfo runs to the last '@' before the end

@@ -5,9 +5,8 @@ import "unicode/utf8"
 // Raw bytes kept for support (a reply's body) or for a dead letter (a
 // message that could not be decoded) are parsed as far as they can be
 // before the text pass: the credential fields of an HTTP header block are
-// dropped by name, whatever their values look like. Event JSON needs no
-// parse of its own: the text pass replaces the value of every secret-named
-// key, quoted or not, and of [name, value] header pairs.
+// dropped by name, whatever their values look like; so are the values of
+// an event's headers and trailers off the allow-list (eventjson.go).
 
 // PhRedacted replaces the value of a credential header.
 const PhRedacted = "[redacted]"
@@ -37,8 +36,9 @@ func raw(dst, b []byte, max int) ([]byte, int) {
 	clean := make([]byte, 0, len(b))
 	clean = appendClean(clean, b)
 	clean = dropCredentialHeaders(clean)
+	clean = dropEventHeaderValues(clean)
 	out, changed, work := appendText(nil, bstr(clean))
-	work += 2 * len(b) // the clean copy and the header block
+	work += 2 * len(b) // the clean copy, and the header block or the event's headers
 	if !changed {
 		out = clean
 	}

@@ -36,6 +36,14 @@ var residueCases = []struct{ in, want string }{
 	{`api_key=Bearer\tabc-def-ghi"`, `api_key=[secret]"`},
 	{"api_key=Bearer%20quartz-meadow-404", "api_key=[secret]"},
 	{"client_secret=Digest username=a, response=b\nnext", "client_secret=[secret]\nnext"},
+	// The body of a PEM block whose BEGIN line was cut off: to its END
+	// line, in lines, on one line, with JSON escapes, folded.
+	{"key: MIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8wggE7AgEAAkEA\nq7BFUpkGp3+XQ9U2bbo\nVyCOPe/9+Po3fF0W/RA==\n-----END PRIVATE KEY-----\nnext",
+		"key: [pem]\nnext"},
+	{`"MIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8wggE7AgEAAkEA\nVyCOPe/9+Po3fF0W/RA==\n-----END RSA PRIVATE KEY-----"`, `"[pem]"`},
+	{"X-Key: MIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8wggE7AgEAAkEA\r\n VyCOPe/9+Po3fF0W/RA==\r\n -----END EC PRIVATE KEY-----", "X-Key: [pem]"},
+	{"see the notes MIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8wggE7AgEAAkEA Po3fF0W/RA== -----END PRIVATE KEY----- done",
+		"see the notes [pem] done"},
 	// National phone formats without a country code.
 	{"appel 06.38.52.17.44 svp", "appel [phone] svp"},
 	{"llame al 678 21 43 95", "llame al [phone]"},
@@ -64,6 +72,8 @@ var residueKeep = []string{
 	"port 50051 and 8443; timeout 30000 ms",
 	"amount 1,234,567.89 USD",
 	"sizes 512 1024 2048 4096",
+	"the section ends here -----END OF REPORT-----",
+	"deployment_configuration_invalid see below -----END-----",
 }
 
 func TestResidueReplaced(t *testing.T) {

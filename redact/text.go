@@ -95,6 +95,8 @@ type scanner struct {
 	credTrim                int // credRun's end without trailing '.' and ','
 	jwt                     jwtRun
 	rr                      randRun
+	pemRun                  run // pemTailAt: a run of a PEM block's bytes
+	pemShort                int // the last short word of pemRun that is not its last, or -1
 }
 
 // emit replaces s[from:to] with ph. from is clamped to what was already
@@ -286,6 +288,11 @@ func (sc *scanner) wordAt(i int) (from, to int, ph string, ok bool) {
 			if end, ok := sc.ibanAt(i); ok {
 				return i, end, PhIBAN, true
 			}
+		}
+	}
+	if nb >= 16 {
+		if end, ok := sc.pemTailAt(i); ok {
+			return i, end, PhPEM, true
 		}
 	}
 	if nb >= 32 {
