@@ -333,7 +333,7 @@ func schemeWord(s string) (cred int, line, ok bool) {
 }
 
 // skipSchemeSpace skips the whitespace after a scheme word at j: spaces,
-// tabs, newlines, their JSON escapes and %20.
+// tabs, newlines, their JSON escapes (also escaped twice) and %20.
 func skipSchemeSpace(s string, j int) int {
 	k := j
 	for {
@@ -341,9 +341,15 @@ func skipSchemeSpace(s string, j int) int {
 			k++
 			continue
 		}
-		if k+1 < len(s) && s[k] == '\\' && (s[k+1] == 't' || s[k+1] == 'n' || s[k+1] == 'r') {
-			k += 2 // whitespace escaped in a JSON string
-			continue
+		if s2 := k; s2 < len(s) && s[s2] == '\\' {
+			// whitespace escaped in a JSON string, once or more (\t, \\t)
+			for s2 < len(s) && s2-k < 8 && s[s2] == '\\' {
+				s2++
+			}
+			if s2 < len(s) && (s[s2] == 't' || s[s2] == 'n' || s[s2] == 'r') {
+				k = s2 + 1
+				continue
+			}
 		}
 		if k+2 < len(s) && s[k] == '%' && s[k+1] == '2' && s[k+2] == '0' {
 			k += 3

@@ -86,7 +86,9 @@ func appendClean(dst, b []byte) []byte {
 }
 
 // dropCredentialHeaders rewrites the header block of an HTTP/1.x response
-// or a gRPC reply text form at the start of b (up to the first empty line)
+// or a gRPC reply text form at the start of b (after white space, in any
+// case: what the decoder could not read is kept as safely), up to the
+// first empty line,
 // with the allow-list (KeptHeader): a field whose value is not kept keeps
 // its name and loses its value; a name over maxHeaderName bytes, which may
 // itself be a secret, is lost as well, and so is any other line of the
@@ -94,12 +96,16 @@ func appendClean(dst, b []byte) []byte {
 // the values kept are left to the text pass.
 func dropCredentialHeaders(b []byte) []byte {
 	s := bstr(b)
-	if !(len(s) >= 5 && (s[:5] == "HTTP/" || s[:4] == "GRPC")) {
+	i := 0
+	for i < len(s) && isJSONSpace(s[i]) {
+		i++ // a reply after white space (dead-lettered as invalid event JSON)
+	}
+	if !(len(s)-i >= 5 && (hasPrefixFold(s[i:], "http/") || hasPrefixFold(s[i:], "grpc"))) {
 		return b
 	}
+	first := i
 	var out []byte
 	copied := 0
-	i := 0
 	for i < len(s) {
 		e := i
 		for e < len(s) && s[e] != '\n' {
@@ -112,7 +118,7 @@ func dropCredentialHeaders(b []byte) []byte {
 		if line == "" {
 			break // end of the header block
 		}
-		if i > 0 { // the status line stays
+		if i > first { // the status line stays
 			if c := indexColon(line); c <= 0 || KeptHeader(trimSpaces(line[:c])) != HeaderValue {
 				if out == nil {
 					out = make([]byte, 0, len(b))

@@ -25,6 +25,8 @@ var residueCases = []struct{ in, want string }{
 	{"ssn: 603 41 7729 failed", "ssn: [secret] failed"},
 	{`{"customerSsn":"603417729"}`, `{"customerSsn":"[secret]"}`},
 	{"SocialSecurityNumber=412558193", "SocialSecurityNumber=[secret]"},
+	{"Social%20Security%20number%20412558193%20does", "Social%20Security%20number%20[ssn]%20does"},
+	{"ssn%20519.37.6022%20denied", "ssn%20[ssn]%20denied"},
 	// A secret-named key whose value starts with a scheme word: the
 	// credential after it is the value.
 	{"rejected api_key=Bearer harbor-kite-2291 for acme", "rejected api_key=[secret] for acme"},
@@ -34,6 +36,8 @@ var residueCases = []struct{ in, want string }{
 	{"X-Api-Key: SSWS 00qWd8-fern-cobalt", "X-Api-Key: [secret]"},
 	{"x-api-key=Key mellow-otter-7731;", "x-api-key=[secret];"},
 	{`api_key=Bearer\tabc-def-ghi"`, `api_key=[secret]"`},
+	{`{\"m\":\"client_secret=Bearer\\tlilac-ferry-5150 expired\"}`, `{\"m\":\"client_secret=[secret] expired\"}`},
+	{`sent Bearer\\tkXhzjaErJRgjzJcl`, `sent Bearer\\t[token]`},
 	{"api_key=Bearer%20quartz-meadow-404", "api_key=[secret]"},
 	{"client_secret=Digest username=a, response=b\nnext", "client_secret=[secret]\nnext"},
 	// The body of a PEM block whose BEGIN line was cut off: to its END
@@ -110,6 +114,23 @@ func TestIdentHashesSSN(t *testing.T) {
 	for _, s := range []string{"req-123-45-678", "session-123456789", "order-2026-000123", "ssn-check-7"} {
 		if out, keep := r.Ident(s, ID); !keep {
 			t.Errorf("Ident(%q) = %q; want it kept", s, out)
+		}
+	}
+}
+
+// TestRawHeaderBlockAfterSpaceOrLowerCase: a raw reply the decoder could
+// not read as one (white space before the status line: read as event
+// JSON; a lower-case protocol name) still has its header block cut to the
+// allow-list, folded lines included.
+func TestRawHeaderBlockAfterSpaceOrLowerCase(t *testing.T) {
+	for _, in := range []string{
+		" HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nX-Note: planted-c1\r\n planted-c2\r\n\r\n{}",
+		"\r\nhttp/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nX-Note: planted-c1\r\n\tplanted-c2\r\n\r\n{}",
+		"\ngrpc 200\ncontent-type: application/grpc\nx-note: planted-c1\n planted-c2\ngrpc-status: 8\n",
+	} {
+		got := string(Raw(nil, []byte(in), 1<<20))
+		if strings.Contains(got, "planted") || !strings.Contains(strings.ToLower(got), "content-type: application/") {
+			t.Errorf("Raw(%q) = %q", in, got)
 		}
 	}
 }

@@ -79,8 +79,13 @@ func ssnLabelWord(s string, i, j int) bool {
 		return equalFold(w, "ssns") || equalFold(w, "itin")
 	case 8:
 		// "Social Security", "social-security", "social_security"
-		return equalFold(w, "security") && i >= 7 && (s[i-1] == ' ' || s[i-1] == '-' || s[i-1] == '_') &&
-			equalFold(s[i-7:i-1], "social")
+		if !equalFold(w, "security") {
+			return false
+		}
+		if i >= 9 && s[i-3:i] == "%20" {
+			return equalFold(s[i-9:i-3], "social") // percent-encoded (grpc-message)
+		}
+		return i >= 7 && (s[i-1] == ' ' || s[i-1] == '-' || s[i-1] == '_') && equalFold(s[i-7:i-1], "social")
 	case 14:
 		return equalFold(w, "socialsecurity")
 	case 20:
@@ -94,10 +99,11 @@ var ssnLabelLen = [21]bool{2: true, 3: true, 4: true, 8: true, 14: true, 20: tru
 
 // ssnLabelled reports whether a number at i follows an SSN label (the
 // scanner's ssnLabel, where the last label word ended) with nothing but
-// separators and the words "number", "no", "nr", "num", "is" between.
+// separators (also %20) and the words "number", "no", "nr", "num", "is"
+// between.
 func (sc *scanner) ssnLabelled(i int) bool {
 	l := sc.ssnLabel
-	if l <= 0 || i < l || i-l > 24 {
+	if l <= 0 || i < l || i-l > 32 {
 		return false
 	}
 	s := sc.s
@@ -115,6 +121,10 @@ func (sc *scanner) ssnLabelled(i int) bool {
 				return false
 			}
 			k = e
+			continue
+		}
+		if c == '%' && k+2 < i && s[k+1] == '2' && s[k+2] == '0' {
+			k += 3 // a percent-encoded space
 			continue
 		}
 		if !ssnFiller[c] {
