@@ -11,7 +11,8 @@ import (
 // the first replacement on. Each detector lives in its own file: keys.go
 // (secret-named keys, authentication schemes, PEM blocks, URL userinfo),
 // tokens.go (JWTs, provider key formats, long random strings), pii.go
-// (e-mail addresses, card numbers, IBANs, phone numbers).
+// (e-mail addresses, card numbers, IBANs, phone numbers), ssn.go (US
+// Social Security numbers).
 
 // Placeholders, one per kind of value replaced (declared in internal/keep,
 // whose path and endpoint rules recognise them).
