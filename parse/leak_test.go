@@ -567,6 +567,8 @@ var fuzzTokens = []struct{ plant, needle string }{
 	{"fuzz.person@customer-mail.example", ""},
 	{"Bearer JHONXO1WMXsmVbgZteLc9dAtxJ", "JHONXO1WMXsmVbgZteLc9dAtxJ"},
 	{"4702929611124226", ""},
+	{"api_key=Bearer harbor-kite-7310", "harbor-kite-7310"},
+	{"SSN 605-18-2294", "605-18-2294"},
 }
 
 // encodeFuzzHeaders and parseFuzzHeaders carry Kafka headers through the
