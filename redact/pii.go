@@ -95,6 +95,62 @@ const (
 	sepParen
 )
 
+// unicodeSep reports a separator of typeset numbers at j: a no-break,
+// narrow no-break or thin space (French groups its digits with them), or
+// a Unicode hyphen, dash or minus. It returns its kind and width in bytes.
+func unicodeSep(s string, j int) (kind, w int) {
+	var b1, b2 byte
+	if j+1 < len(s) {
+		b1 = s[j+1]
+	}
+	if j+2 < len(s) {
+		b2 = s[j+2]
+	}
+	return utf8Sep(s[j], b1, b2)
+}
+
+// utf8Sep is unicodeSep on the first three bytes of a separator (0 past
+// the text's end).
+func utf8Sep(b0, b1, b2 byte) (kind, w int) {
+	switch {
+	case b0 == 0xC2 && b1 == 0xA0:
+		return sepSpace, 2
+	case b0 != 0xE2:
+		return 0, 1
+	case b1 == 0x80 && (b2 == 0xAF || b2 == 0x89 || b2 == 0x8A):
+		return sepSpace, 3
+	case b1 == 0x80 && b2 >= 0x90 && b2 <= 0x95, b1 == 0x88 && b2 == 0x92:
+		return sepDash, 3
+	}
+	return 0, 1
+}
+
+// percentUnicodeSep is unicodeSep for a separator percent-encoded
+// (grpc-message, a URL): %C2%A0, %E2%80%AF, %E2%80%91, ….
+func percentUnicodeSep(s string, j int) (kind, w int) {
+	var b [3]byte
+	n := 0
+	for k := j; n < 3 && k+2 < len(s) && s[k] == '%' && isHex(s[k+1]) && isHex(s[k+2]); k += 3 {
+		b[n] = unhex(s[k+1])<<4 | unhex(s[k+2])
+		n++
+	}
+	if n < 2 || b[0] < 0xC2 {
+		return 0, 1
+	}
+	kind, bw := utf8Sep(b[0], b[1], b[2])
+	if kind == 0 || bw > n {
+		return 0, 1
+	}
+	return kind, 3 * bw
+}
+
+func unhex(c byte) byte {
+	if isDigit(c) {
+		return c - '0'
+	}
+	return c | 0x20 - 'a' + 10
+}
+
 // numberAt reads a run of digits and separators at i (a '+', "%2B", '(' or
 // a digit) and tells whether it is a card or a phone number.
 func (sc *scanner) numberAt(i int) (int, string, bool) {
@@ -146,6 +202,10 @@ func (sc *scanner) numberAt(i int) (int, string, bool) {
 			kind = sepParen
 		case c == '%' && j+2 < len(s) && s[j+1] == '2' && s[j+2] == '0':
 			kind, w = sepSpace, 3
+		case c == '%':
+			kind, w = percentUnicodeSep(s, j)
+		case c >= 0xC2:
+			kind, w = unicodeSep(s, j)
 		}
 		if kind == 0 || run == 2 {
 			break

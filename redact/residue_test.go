@@ -48,6 +48,14 @@ var residueCases = []struct{ in, want string }{
 	{"X-Key: MIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8wggE7AgEAAkEA\r\n VyCOPe/9+Po3fF0W/RA==\r\n -----END EC PRIVATE KEY-----", "X-Key: [pem]"},
 	{"see the notes MIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8wggE7AgEAAkEA Po3fF0W/RA== -----END PRIVATE KEY----- done",
 		"see the notes [pem] done"},
+	// Typeset separators: no-break and narrow no-break spaces, Unicode
+	// hyphens and dashes.
+	{"appel 06\u00a047\u00a021\u00a093\u00a058 svp", "appel [phone] svp"},
+	{"appel 06\u202f47\u202f21\u202f93\u202f58", "appel [phone]"},
+	{"SSN 536\u201122\u20118147 on file", "SSN [ssn] on file"},
+	{"client 471\u201309\u20133365", "client [ssn]"},
+	{"rappel%20au%2007%C2%A081%C2%A064%C2%A029%C2%A053%20impossible", "rappel%20au%20[phone]%20impossible"},
+	{"SSN%20648%E2%80%9139%E2%80%917021%20flagged", "SSN%20[ssn]%20flagged"},
 	// National phone formats without a country code.
 	{"appel 06.38.52.17.44 svp", "appel [phone] svp"},
 	{"llame al 678 21 43 95", "llame al [phone]"},
