@@ -333,13 +333,15 @@ func phoneShaped(d []byte, plus bool, g []uint8) bool {
 	n := len(d)
 	return plus && n >= 8 && n <= 15 || n >= 10 && n <= 17 && d[0] == '0' && d[1] == '0' ||
 		n >= 9 && n <= 12 && d[0] == '0' || n == 10 && d[0] >= '2' || n == 11 && d[0] == '1' ||
-		n == 9 && d[0] >= '6' && spanishGrouped(g)
+		n == 9 && d[0] >= '6' && spanishGrouped(d, g)
 }
 
-func spanishGrouped(g []uint8) bool {
+// spanishGrouped reports the groupings of Spanish numbers, 3-3-3, 3-2-2-2
+// and 2-3-2-2; not three round numbers (a list: 600 300 150, 640 480 320).
+func spanishGrouped(d []byte, g []uint8) bool {
 	switch len(g) {
 	case 3:
-		return g[0] == 3 && g[1] == 3
+		return g[0] == 3 && g[1] == 3 && !(d[2] == '0' && d[5] == '0' && d[8] == '0')
 	case 4:
 		return g[0] == 3 && g[1] == 2 && g[2] == 2 || g[0] == 2 && g[1] == 3 && g[2] == 2
 	}

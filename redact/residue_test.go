@@ -84,6 +84,7 @@ var residueKeep = []string{
 	"port 50051 and 8443; timeout 30000 ms",
 	"amount 1,234,567.89 USD",
 	"sizes 512 1024 2048 4096",
+	"sizes 512 256 128, limits 600 300 150, screens 640 480 320",
 	"the section ends here -----END OF REPORT-----",
 	"deployment_configuration_invalid see below -----END-----",
 }
