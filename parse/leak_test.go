@@ -4,7 +4,8 @@ package parse_test
 // plant every secret of testdata/redaction/planted.json at every place a
 // reply can carry a value (leakgen_test.go), decode each message and look for
 // the planted value in everything the decoder hands to the ingester: every
-// field of the Record, its JSON rendering, RawBody and the DecodeError text.
+// field of the Record, its JSON rendering, RawBody, the DecodeError text and,
+// for a dead letter, what ingest keeps of its bytes (parse.RedactRaw).
 // They also check that redaction does not break what support needs: the
 // record keeps its structure, and ordinary texts (timestamps, ids, versions)
 // survive unchanged.
@@ -184,7 +185,13 @@ func decodeLeak(dec *parse.Decoder, m leakMsg) decoded {
 	var rec parse.Record
 	err := dec.DecodeMessage(m.Value, m.Headers, leakObservedMS, &rec)
 	// Render before the next call: the record borrows the decoder's memory.
-	return decoded{outs: renderAll(&rec, dec.RawBody(), err), shape: shapeOf(&rec, err), err: err}
+	outs := renderAll(&rec, dec.RawBody(), err)
+	if err != nil {
+		// What ingest keeps of a dead letter (dead_letter.raw), uncut.
+		raw := string(parse.RedactRaw(nil, m.Value, 1<<20))
+		outs = append(outs, output{"dead_letter_raw", raw, strings.ToLower(raw)})
+	}
+	return decoded{outs: outs, shape: shapeOf(&rec, err), err: err}
 }
 
 // --- the matrix test ---
@@ -297,6 +304,8 @@ func fieldClass(f string) byte {
 		return 'e'
 	case f == "raw_body":
 		return 'r'
+	case f == "dead_letter_raw":
+		return 'd'
 	case f == "json":
 		return 'j'
 	}
@@ -306,7 +315,8 @@ func fieldClass(f string) byte {
 const matrixLegend = `cell: '.' nothing stored; a letter: where the planted value was found —
   m Message  f FieldViolations  c context (Caller, Agent, Endpoint, Method, SourceID)
   i ids (RequestID, HTTPRequestID, TaskID, MessageID, ErrorID, JSONRPCID, EventID)
-  k IdempotencyKey  l Limit/Scope  o another field  e DecodeError text  r RawBody only  j JSON rendering only
+  k IdempotencyKey  l Limit/Scope  o another field  e DecodeError text  d dead_letter.raw (parse.RedactRaw of a
+  dead-lettered message)  r RawBody only  j JSON rendering only
   UPPERCASE: RawBody holds it too;  '!' nothing leaked but the structure changed;  'X' test-data fault
 `
 
@@ -348,7 +358,7 @@ func leakMatrix(secrets []plantedSecret, locs []leakLocation, res [][]cellResult
 						raw = true
 						continue
 					}
-					if best == 0 || strings.IndexByte("mfcikloej", k) < strings.IndexByte("mfcikloej", best) {
+					if best == 0 || strings.IndexByte("mfcikloedj", k) < strings.IndexByte("mfcikloedj", best) {
 						best = k
 					}
 				}
@@ -557,6 +567,8 @@ var fuzzTokens = []struct{ plant, needle string }{
 	{"fuzz.person@customer-mail.example", ""},
 	{"Bearer JHONXO1WMXsmVbgZteLc9dAtxJ", "JHONXO1WMXsmVbgZteLc9dAtxJ"},
 	{"4702929611124226", ""},
+	{"api_key=Bearer harbor-kite-7310", "harbor-kite-7310"},
+	{"SSN 605-18-2294", "605-18-2294"},
 }
 
 // encodeFuzzHeaders and parseFuzzHeaders carry Kafka headers through the

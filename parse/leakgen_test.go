@@ -902,8 +902,48 @@ func leakLocations() []leakLocation {
 	add("dead.bad_grpc.grpc-status", formText, parse.ErrBadGRPC, func(c genCtx, p string) leakMsg {
 		return leakMsg{Value: []byte("GRPC 200\ngrpc-message: " + grpcPercent(p) + "\ngrpc-status: RESOURCE_EXHAUSTED\n"), Headers: c.kafkaContext("", "")}
 	})
+
+	// Issue 25 §6: header values a dead letter kept. A value folded over
+	// continuation lines (obsolete line folding: the reply cannot be
+	// framed), the same raw reply after a leading space (read as event
+	// JSON, invalid), and a dead-lettered event's header and trailer values
+	// off the allow-list, also a token split across two headers.
+	add("dead.bad_http.folded_header", formText, parse.ErrBadHTTP, func(c genCtx, p string) leakMsg {
+		return leakMsg{Value: []byte("HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nX-Client-Key: " + fold(p) +
+			"\r\n\tcontinued\r\n\r\n" + quotaJSONRPC()), Headers: c.kafkaContext("", "")}
+	})
+	add("dead.bad_grpc.folded_metadata", formText, parse.ErrBadGRPC, func(c genCtx, p string) leakMsg {
+		return leakMsg{Value: []byte("GRPC 200\ncontent-type: application/grpc\nx-client-key: " + strings.ReplaceAll(p, "\n", "\n ") +
+			"\n continued\ngrpc-status: 8\n"), Headers: c.kafkaContext("", "")}
+	})
+	add("dead.invalid_json.raw_http_after_space", formText, parse.ErrInvalidJSON, func(c genCtx, p string) leakMsg {
+		return leakMsg{Value: []byte(" HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nX-Client-Key: " + fold(p) +
+			"\r\nX-Customer-Note: " + oneLine(p) + "\r\n\r\n" + quotaJSONRPC()), Headers: c.kafkaContext("", "")}
+	})
+	add("dead.bad_version.headers.X-Customer-Note", formText, parse.ErrBadVersion, func(c genCtx, p string) leakMsg {
+		e := c.httpEvent("jsonrpc", 429, map[string]string{"Retry-After": "12", "X-Customer-Note": p}, quotaJSONRPC())
+		e.V = 2
+		return e.msg()
+	})
+	add("dead.bad_version.headers(pairs).split_token", formInline, parse.ErrBadVersion, func(c genCtx, p string) leakMsg {
+		e := c.httpEvent("jsonrpc", 429, nil, quotaJSONRPC())
+		e.Reply.Headers = [][2]string{{"Content-Type", "application/json"}, {"X-Auth-Scheme", "Bearer"}, {"X-Auth-Value", p}}
+		e.V = 2
+		return e.msg()
+	})
+	add("dead.bad_version.grpc.trailers.x-note", formText, parse.ErrBadVersion, func(c genCtx, p string) leakMsg {
+		e := c.base()
+		e.V = 2
+		e.Reply = evReply{Binding: "grpc", GRPC: &evGRPC{Status: grpcResourceExhausted, Message: grpcPercent(quotaMessage),
+			Trailers: map[string]string{"x-note": p}}}
+		return e.msg()
+	})
 	return L
 }
+
+// fold writes a header value over continuation lines (RFC 9112's obsolete
+// line folding): each line break of v becomes CRLF and a space.
+func fold(v string) string { return strings.ReplaceAll(v, "\n", "\r\n ") }
 
 // --- needles: the forms in which a planted value must not appear ---
 

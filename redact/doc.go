@@ -7,14 +7,18 @@
 //
 //   - Free text (error messages, violation descriptions): AppendText and Text
 //     replace credentials and customer values with placeholders such as
-//     [secret], [jwt], [key], [pem], [email], [phone], [card] and [iban].
-//     The detectors know their context: any value of a secret-named key
-//     (password=, "token": …, Cookie: …), whole PEM blocks, every HTTP
+//     [secret], [jwt], [key], [pem], [email], [phone], [card], [iban] and
+//     [ssn]. The detectors know their context: any value of a secret-named
+//     key (password=, "token": …, Cookie: …; the credential after a scheme
+//     word when the value is one: api_key=Bearer …), whole PEM blocks and
+//     the body of a block cut before its BEGIN line, every HTTP
 //     authentication scheme followed by any whitespace, JWTs and provider
 //     key formats anywhere (after '=', in URLs, percent-encoded), card
 //     numbers that pass the Luhn check, IBANs that pass the mod-97 check,
-//     phone numbers that libphonenumber's metadata calls valid, and e-mail
-//     addresses — but not timestamps, IP addresses, versions,
+//     phone numbers that libphonenumber's metadata calls valid (national
+//     formats too), US Social Security numbers (dashed anywhere, other
+//     forms after a label) and e-mail addresses — but not timestamps, IP
+//     addresses, versions,
 //     package@version, git remotes, hex digests, UUIDs or order numbers.
 //   - Identifiers (error ids, request ids, task and message ids, callers,
 //     limit and scope names): Redactor.Ident keeps a value that fits the
@@ -31,8 +35,9 @@
 //     unencoded with '/' or '@' in it), query and fragment are dropped.
 //   - Raw bytes kept for support or dead letters: Raw keeps only the
 //     values of the header allow-list (KeptHeader, headers.go) in an HTTP
-//     header block, then applies the text pass to everything, and caps the
-//     result.
+//     or gRPC header block and in an event's reply headers and trailers
+//     (eventjson.go), then applies the text pass to everything, and caps
+//     the result.
 //   - Reply headers: KeptHeader is the one allow-list of the headers
 //     errtrail keeps (the decoder's reads); the decoder and the emitters
 //     drop every other header.

@@ -17,6 +17,7 @@ var fuzzTokens = []string{
 	"4539578763621486",
 	"DE44500105175407324931",
 	"+44 7700 900461",
+	"536-22-8147",
 }
 
 // FuzzRedact states the redactor's invariants for any input: no function

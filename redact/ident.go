@@ -182,7 +182,8 @@ func randomLooking(s string) bool { return keep.RandomLooking(s) }
 // key in it (randomLooking); plain reports that no detector of the text
 // pass can match, so the pass is not needed: no '@', '%' or '=', no secret
 // name before a ':', no word that starts like a provider key, a JWT or an
-// IBAN, no run of 7 or more digits (cards, phones), and not long enough
+// IBAN, no run of 7 or more digits (cards, phones), no SSN (dashed, or
+// nine digits with a label word), and not long enough
 // with upper case, lower case and digits for a random string.
 func scanIdent(s string) (plain, random bool) {
 	if isUUID(s) {
@@ -209,6 +210,8 @@ func scanIdent(s string) (plain, random bool) {
 		return false, random
 	case digits >= 7 && digitRun7(s):
 		return false, random
+	case digits >= 9 && ssnInIdent(s):
+		return false, random // user-536-22-8147, ssn-536228147 (ssn.go)
 	case acc&idColon != 0 && colonSecret(s):
 		return false, random
 	case acc&(idUpper|idLower) != 0 && len(s) >= 14 && keyWord(s):

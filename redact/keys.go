@@ -102,6 +102,8 @@ func (sc *scanner) keyValueAt(i int) (vs, ve int, ok bool) {
 			ve++
 		}
 		sc.work += ve - vs + 1
+		ve = sc.schemeValueEnd(vs, ve)
+		ve = sc.spacedNumberEnd(vs, ve)
 	}
 	e := ve
 	for ve > vs && (s[ve-1] == '.' && sep == ':' || s[ve-1] == ' ') {
@@ -112,6 +114,86 @@ func (sc *scanner) keyValueAt(i int) (vs, ve int, ok bool) {
 		return 0, 0, false // empty, or already a placeholder
 	}
 	return vs, ve, true
+}
+
+// schemeValueEnd returns the end of an unquoted value s[vs:ve] of a
+// secret-named key that is an authentication scheme word: the value is
+// the credential after it (api_key=Bearer <token>, token: Basic <b64>,
+// X-Api-Key: SSWS <token>), whatever the credential looks like, since the
+// key already says what it is. Otherwise ve.
+func (sc *scanner) schemeValueEnd(vs, ve int) int {
+	s := sc.s
+	n := ve - vs
+	if n < 3 || n > 16 || ve >= len(s) || !schemeSpace[s[ve]] {
+		return ve
+	}
+	w := s[vs:ve]
+	k, line, ok := schemeWord(s[vs:])
+	if !ok || k <= n {
+		if !keySchemeWord(w) {
+			return ve
+		}
+		k = skipSchemeSpace(s, ve) - vs
+		if k == n || vs+k >= len(s) {
+			return ve
+		}
+		line = false
+	}
+	cs := vs + k
+	sc.work += k - n
+	if line {
+		return sc.lineEnd(cs, false)
+	}
+	if ce := sc.credEnd(cs); ce > cs {
+		return ce
+	}
+	return ve
+}
+
+// spacedNumberEnd returns the end of an unquoted value s[vs:ve] of a
+// secret-named key that is a number written in groups separated by
+// single spaces (ssn: 603 41 7729, pin=12 34): the groups that follow,
+// up to 20 digits in all. Otherwise ve.
+func (sc *scanner) spacedNumberEnd(vs, ve int) int {
+	s := sc.s
+	if ve-vs > 20 || ve+1 >= len(s) || s[ve] != ' ' || !isDigit(s[ve+1]) {
+		return ve
+	}
+	n := 0
+	for p := vs; p < ve; p++ {
+		if !isDigit(s[p]) {
+			return ve
+		}
+		n++
+	}
+	e := ve
+	for e+1 < len(s) && s[e] == ' ' && isDigit(s[e+1]) && n < 20 {
+		p := e + 1
+		for p < len(s) && isDigit(s[p]) {
+			p++
+			n++
+		}
+		if p < len(s) && !valueEnd[s[p]] || n > 20 {
+			break // 12 34abc: the next word is no group
+		}
+		e = p
+	}
+	sc.work += e - ve + 1
+	return e
+}
+
+// keySchemeWords are scheme words of vendors' API key headers, taken as
+// schemes only after a secret-named key (X-Api-Key: SSWS …); in prose
+// ("Key rotated") they are words.
+var keySchemeWords = []string{"ssws", "key", "sso-key", "api-key", "apikey", "splunk", "jwt", "pat", "hawk", "mac", "hmac", "bot"}
+
+func keySchemeWord(w string) bool {
+	for _, x := range keySchemeWords {
+		if equalFold(w, x) {
+			return true
+		}
+	}
+	return false
 }
 
 // valueEnd marks the bytes that end an unquoted value.
@@ -243,26 +325,38 @@ func schemeWord(s string) (cred int, line, ok bool) {
 	if !found {
 		return 0, false, false
 	}
+	k := skipSchemeSpace(s, j)
+	if k == j || k >= len(s) {
+		return 0, false, false
+	}
+	return k, line, true
+}
+
+// skipSchemeSpace skips the whitespace after a scheme word at j: spaces,
+// tabs, newlines, their JSON escapes (also escaped twice) and %20.
+func skipSchemeSpace(s string, j int) int {
 	k := j
 	for {
 		if k < len(s) && (s[k] == ' ' || s[k] == '\t' || s[k] == '\n' || s[k] == '\r') {
 			k++
 			continue
 		}
-		if k+1 < len(s) && s[k] == '\\' && (s[k+1] == 't' || s[k+1] == 'n' || s[k+1] == 'r') {
-			k += 2 // whitespace escaped in a JSON string
-			continue
+		if s2 := k; s2 < len(s) && s[s2] == '\\' {
+			// whitespace escaped in a JSON string, once or more (\t, \\t)
+			for s2 < len(s) && s2-k < 8 && s[s2] == '\\' {
+				s2++
+			}
+			if s2 < len(s) && (s[s2] == 't' || s[s2] == 'n' || s[s2] == 'r') {
+				k = s2 + 1
+				continue
+			}
 		}
 		if k+2 < len(s) && s[k] == '%' && s[k+1] == '2' && s[k+2] == '0' {
 			k += 3
 			continue
 		}
-		break
+		return k
 	}
-	if k == j || k >= len(s) {
-		return 0, false, false
-	}
-	return k, line, true
 }
 
 // schemeShape[len][first letter] is set for the scheme words' shapes.
@@ -412,6 +506,85 @@ func (sc *scanner) pemAt(i int) (int, bool) {
 	sc.work += end - i // the block is replaced and skipped
 	return end, true
 }
+
+// pemTailAt matches, at a word of 16 or more base64 bytes, the body of a
+// PEM block whose BEGIN line was cut off (a message cut at its start, a
+// header whose first line was dropped): base64 lines up to -----END …-----,
+// which ends the match. Lines may be separated by newlines, their JSON
+// escapes, folding white space or spaces. A word shorter than 16 bytes
+// that is not the last line (prose) ends the block: the match starts
+// after it. The run up to the END line and its last short word come from
+// the run cache, so the words of one block share one look.
+func (sc *scanner) pemTailAt(i int) (int, bool) {
+	s := sc.s
+	r := sc.pemRun
+	e := sc.fwd(&sc.pemRun, &pemBody, i)
+	if len(s)-e < 9 || s[e:e+9] != "-----END " {
+		return 0, false
+	}
+	if sc.pemRun != r || sc.uncached {
+		// A new run: find its last short word that is not its last line.
+		sc.pemShort = -1
+		for k := i; k < e; {
+			for k < e && pemSpace(s, k) > 0 {
+				k += pemSpace(s, k)
+			}
+			ws := k
+			for k < e && pemSpace(s, k) == 0 {
+				k++
+			}
+			if k > ws && k-ws < 16 && !pemOnlySpace(s, k, e) {
+				sc.pemShort = ws
+			}
+		}
+		sc.work += e - i
+	}
+	if sc.pemShort >= i {
+		return 0, false
+	}
+	j := e + 9
+	for j < len(s) && j-e < 80 && s[j] != '\n' && s[j] != '\\' {
+		if s[j] == '-' && len(s)-j >= 5 && s[j:j+5] == "-----" {
+			j += 5
+			break
+		}
+		j++
+	}
+	sc.work += j - e
+	return j, true
+}
+
+// pemSpace returns the length of the white space at k between a PEM
+// block's lines: a space, tab, CR or LF, or one of their JSON escapes.
+func pemSpace(s string, k int) int {
+	switch s[k] {
+	case ' ', '\t', '\r', '\n':
+		return 1
+	case '\\':
+		if k+1 < len(s) && (s[k+1] == 'n' || s[k+1] == 'r' || s[k+1] == 't') {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+// pemOnlySpace reports that s[k:i] is white space only.
+func pemOnlySpace(s string, k, i int) bool {
+	for k < i {
+		n := pemSpace(s, k)
+		if n == 0 {
+			return false
+		}
+		k += n
+	}
+	return true
+}
+
+// pemBody marks the bytes of a PEM block's lines and the space between.
+var pemBody = classOf(func(c byte) bool {
+	return isAlnum(c) || c == '+' || c == '/' || c == '=' || c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\\'
+})
 
 // urlUserinfo finds user:password@ after "://" at i: the authority ends at
 // the first '/', '?', '#' or space, unless what precedes it is no host

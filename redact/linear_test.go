@@ -39,6 +39,7 @@ var hostileTexts = []hostile{
 	{look: "the credential after a scheme (authSchemeAt)", pattern: "Bearer%20", suffix: `="`},
 	{look: "a header line's value (lineEnd)", pattern: "cookie: [", suffix: "]"},
 	{look: "a JSON line's value (lineEnd)", pattern: `cookie: \"[`, suffix: `]"`},
+	{look: "a cut PEM block's body, a short word last (pemTailAt)", pattern: "AAAAAAAAAAAAAAAA a ", suffix: "-----END x"},
 }
 
 // text is the hostile text of about n bytes: the pattern repeated whole,

@@ -95,6 +95,62 @@ const (
 	sepParen
 )
 
+// unicodeSep reports a separator of typeset numbers at j: a no-break,
+// narrow no-break or thin space (French groups its digits with them), or
+// a Unicode hyphen, dash or minus. It returns its kind and width in bytes.
+func unicodeSep(s string, j int) (kind, w int) {
+	var b1, b2 byte
+	if j+1 < len(s) {
+		b1 = s[j+1]
+	}
+	if j+2 < len(s) {
+		b2 = s[j+2]
+	}
+	return utf8Sep(s[j], b1, b2)
+}
+
+// utf8Sep is unicodeSep on the first three bytes of a separator (0 past
+// the text's end).
+func utf8Sep(b0, b1, b2 byte) (kind, w int) {
+	switch {
+	case b0 == 0xC2 && b1 == 0xA0:
+		return sepSpace, 2
+	case b0 != 0xE2:
+		return 0, 1
+	case b1 == 0x80 && (b2 == 0xAF || b2 == 0x89 || b2 == 0x8A):
+		return sepSpace, 3
+	case b1 == 0x80 && b2 >= 0x90 && b2 <= 0x95, b1 == 0x88 && b2 == 0x92:
+		return sepDash, 3
+	}
+	return 0, 1
+}
+
+// percentUnicodeSep is unicodeSep for a separator percent-encoded
+// (grpc-message, a URL): %C2%A0, %E2%80%AF, %E2%80%91, ….
+func percentUnicodeSep(s string, j int) (kind, w int) {
+	var b [3]byte
+	n := 0
+	for k := j; n < 3 && k+2 < len(s) && s[k] == '%' && isHex(s[k+1]) && isHex(s[k+2]); k += 3 {
+		b[n] = unhex(s[k+1])<<4 | unhex(s[k+2])
+		n++
+	}
+	if n < 2 || b[0] < 0xC2 {
+		return 0, 1
+	}
+	kind, bw := utf8Sep(b[0], b[1], b[2])
+	if kind == 0 || bw > n {
+		return 0, 1
+	}
+	return kind, 3 * bw
+}
+
+func unhex(c byte) byte {
+	if isDigit(c) {
+		return c - '0'
+	}
+	return c | 0x20 - 'a' + 10
+}
+
 // numberAt reads a run of digits and separators at i (a '+', "%2B", '(' or
 // a digit) and tells whether it is a card or a phone number.
 func (sc *scanner) numberAt(i int) (int, string, bool) {
@@ -146,6 +202,10 @@ func (sc *scanner) numberAt(i int) (int, string, bool) {
 			kind = sepParen
 		case c == '%' && j+2 < len(s) && s[j+1] == '2' && s[j+2] == '0':
 			kind, w = sepSpace, 3
+		case c == '%':
+			kind, w = percentUnicodeSep(s, j)
+		case c >= 0xC2:
+			kind, w = unicodeSep(s, j)
 		}
 		if kind == 0 || run == 2 {
 			break
@@ -193,6 +253,10 @@ func (sc *scanner) numberAt(i int) (int, string, bool) {
 				continue // a time, a port, a decimal
 			}
 		}
+		if !plus && n == 9 && validSSN(d) && (k == 3 && g[0] == 3 && g[1] == 2 && seps == sepDash || sc.ssnLabelled(i) &&
+			(k == 1 || k == 3 && g[0] == 3 && g[1] == 2 && seps&^(sepSpace|sepDash|sepDot) == 0)) {
+			return e, PhSSN, true
+		}
 		if !plus && seps&^(sepSpace|sepDash) == 0 && n >= 13 && d[0] >= '2' && d[0] <= '6' && luhn(d) {
 			return e, PhCard, true
 		}
@@ -203,12 +267,12 @@ func (sc *scanner) numberAt(i int) (int, string, bool) {
 			// Past the text's budget of library checks, a number that
 			// survived the filters above counts as a phone: the cost of a
 			// text stays bounded, and the error is on the safe side.
-			if phoneShaped(d, plus) {
+			if phoneShaped(d, plus, g) {
 				return e, PhPhone, true
 			}
 			continue
 		}
-		if phoneShaped(d, plus) {
+		if phoneShaped(d, plus, g) {
 			*budget--
 			if isPhone(d, plus) {
 				return e, PhPhone, true
@@ -227,7 +291,7 @@ func notAPhone(d []byte, g []uint8, seps int) bool {
 	if len(g) >= 3 && g[0] <= 2 && g[1] <= 2 && g[2] == 4 && seps&(sepDash|sepSlash|sepDot) != 0 {
 		return true // 01/12/2026, 01.12.2026 12
 	}
-	if seps&sepDot != 0 && len(g) >= 3 {
+	if seps&sepDot != 0 && len(g) >= 3 && !frenchDotted(d, g) {
 		short := true
 		for _, n := range g {
 			if n > 3 {
@@ -247,11 +311,41 @@ func notAPhone(d []byte, g []uint8, seps int) bool {
 	return false
 }
 
-// phoneShaped reports the digit counts isPhone can call valid.
-func phoneShaped(d []byte, plus bool) bool {
+// frenchDotted reports the French national format 0X.XX.XX.XX.XX: five
+// groups of two digits, the first starting with the trunk 0 (an IPv4
+// address has four groups).
+func frenchDotted(d []byte, g []uint8) bool {
+	if len(g) != 5 || d[0] != '0' {
+		return false
+	}
+	for _, n := range g {
+		if n != 2 {
+			return false
+		}
+	}
+	return true
+}
+
+// phoneShaped reports the digit counts isPhone can call valid. g are the
+// digit groups: nine digits without a trunk 0 (Spain) count only when
+// grouped as Spanish numbers are (612 345 678, 612 34 56 78, 91 123 45 67).
+func phoneShaped(d []byte, plus bool, g []uint8) bool {
 	n := len(d)
 	return plus && n >= 8 && n <= 15 || n >= 10 && n <= 17 && d[0] == '0' && d[1] == '0' ||
-		n >= 9 && n <= 12 && d[0] == '0' || n == 10 && d[0] >= '2' || n == 11 && d[0] == '1'
+		n >= 9 && n <= 12 && d[0] == '0' || n == 10 && d[0] >= '2' || n == 11 && d[0] == '1' ||
+		n == 9 && d[0] >= '6' && spanishGrouped(d, g)
+}
+
+// spanishGrouped reports the groupings of Spanish numbers, 3-3-3, 3-2-2-2
+// and 2-3-2-2; not three round numbers (a list: 600 300 150, 640 480 320).
+func spanishGrouped(d []byte, g []uint8) bool {
+	switch len(g) {
+	case 3:
+		return g[0] == 3 && g[1] == 3 && !(d[2] == '0' && d[5] == '0' && d[8] == '0')
+	case 4:
+		return g[0] == 3 && g[1] == 2 && g[2] == 2 || g[0] == 2 && g[1] == 3 && g[2] == 2
+	}
+	return false
 }
 
 // phoneChecks is how many numbers of one text are checked against
@@ -266,7 +360,8 @@ var PhoneRegions = []string{"GB", "DE", "FR", "NL", "IT", "ES", "AT", "CH", "AU"
 
 // isPhone asks libphonenumber whether the digits form a valid number: with
 // a country code (+, or 00), in a national format of PhoneRegions (leading
-// 0), or as a ten-digit North American or Indian number.
+// 0), as a ten-digit North American, Indian or Italian mobile number, or
+// as a grouped nine-digit Spanish number (Spain has no trunk prefix).
 func isPhone(d []byte, plus bool) bool {
 	var buf [24]byte
 	n := len(d)
@@ -278,7 +373,9 @@ func isPhone(d []byte, plus bool) bool {
 	case n >= 9 && n <= 12 && d[0] == '0':
 		return validNational(d[1:])
 	case n == 10 && d[0] >= '2':
-		return validPhone(d, "US") || d[0] >= '6' && validPhone(d, "IN")
+		return validPhone(d, "US") || d[0] >= '6' && validPhone(d, "IN") || d[0] == '3' && validIn(d, "IT")
+	case n == 9 && d[0] >= '6':
+		return validIn(d, "ES")
 	case n == 11 && d[0] == '1':
 		return validPhone(append(append(buf[:0], '+'), d...), "ZZ")
 	}
@@ -310,6 +407,21 @@ func validNational(nsn []byte) bool {
 		}
 	}
 	return false
+}
+
+// validIn reports whether nsn, a national number without a trunk prefix,
+// is valid in region (parsed once, as validNational does).
+func validIn(nsn []byte, region string) bool {
+	var v uint64
+	for _, c := range nsn {
+		v = v*10 + uint64(c-'0')
+	}
+	cc := int32(phonenumbers.GetCountryCodeForRegion(region))
+	if cc == 0 {
+		return false
+	}
+	p := phonenumbers.PhoneNumber{CountryCode: &cc, NationalNumber: &v}
+	return phonenumbers.IsValidNumberForRegion(&p, region)
 }
 
 func validPhone(num []byte, region string) bool {

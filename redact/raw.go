@@ -5,9 +5,8 @@ import "unicode/utf8"
 // Raw bytes kept for support (a reply's body) or for a dead letter (a
 // message that could not be decoded) are parsed as far as they can be
 // before the text pass: the credential fields of an HTTP header block are
-// dropped by name, whatever their values look like. Event JSON needs no
-// parse of its own: the text pass replaces the value of every secret-named
-// key, quoted or not, and of [name, value] header pairs.
+// dropped by name, whatever their values look like; so are the values of
+// an event's headers and trailers off the allow-list (eventjson.go).
 
 // PhRedacted replaces the value of a credential header.
 const PhRedacted = "[redacted]"
@@ -37,8 +36,9 @@ func raw(dst, b []byte, max int) ([]byte, int) {
 	clean := make([]byte, 0, len(b))
 	clean = appendClean(clean, b)
 	clean = dropCredentialHeaders(clean)
+	clean = dropEventHeaderValues(clean)
 	out, changed, work := appendText(nil, bstr(clean))
-	work += 2 * len(b) // the clean copy and the header block
+	work += 2 * len(b) // the clean copy, and the header block or the event's headers
 	if !changed {
 		out = clean
 	}
@@ -86,7 +86,9 @@ func appendClean(dst, b []byte) []byte {
 }
 
 // dropCredentialHeaders rewrites the header block of an HTTP/1.x response
-// or a gRPC reply text form at the start of b (up to the first empty line)
+// or a gRPC reply text form at the start of b (after white space, in any
+// case: what the decoder could not read is kept as safely), up to the
+// first empty line,
 // with the allow-list (KeptHeader): a field whose value is not kept keeps
 // its name and loses its value; a name over maxHeaderName bytes, which may
 // itself be a secret, is lost as well, and so is any other line of the
@@ -94,12 +96,16 @@ func appendClean(dst, b []byte) []byte {
 // the values kept are left to the text pass.
 func dropCredentialHeaders(b []byte) []byte {
 	s := bstr(b)
-	if !(len(s) >= 5 && (s[:5] == "HTTP/" || s[:4] == "GRPC")) {
+	i := 0
+	for i < len(s) && isJSONSpace(s[i]) {
+		i++ // a reply after white space (dead-lettered as invalid event JSON)
+	}
+	if !(len(s)-i >= 5 && (hasPrefixFold(s[i:], "http/") || hasPrefixFold(s[i:], "grpc"))) {
 		return b
 	}
+	first := i
 	var out []byte
 	copied := 0
-	i := 0
 	for i < len(s) {
 		e := i
 		for e < len(s) && s[e] != '\n' {
@@ -112,7 +118,7 @@ func dropCredentialHeaders(b []byte) []byte {
 		if line == "" {
 			break // end of the header block
 		}
-		if i > 0 { // the status line stays
+		if i > first { // the status line stays
 			if c := indexColon(line); c <= 0 || KeptHeader(trimSpaces(line[:c])) != HeaderValue {
 				if out == nil {
 					out = make([]byte, 0, len(b))

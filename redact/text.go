@@ -11,7 +11,8 @@ import (
 // the first replacement on. Each detector lives in its own file: keys.go
 // (secret-named keys, authentication schemes, PEM blocks, URL userinfo),
 // tokens.go (JWTs, provider key formats, long random strings), pii.go
-// (e-mail addresses, card numbers, IBANs, phone numbers).
+// (e-mail addresses, card numbers, IBANs, phone numbers), ssn.go (US
+// Social Security numbers).
 
 // Placeholders, one per kind of value replaced (declared in internal/keep,
 // whose path and endpoint rules recognise them).
@@ -26,6 +27,7 @@ const (
 	PhPhone    = keep.PhPhone
 	PhCard     = keep.PhCard
 	PhIBAN     = keep.PhIBAN
+	PhSSN      = keep.PhSSN
 )
 
 // Text returns s with credentials and customer values replaced by
@@ -75,6 +77,9 @@ type scanner struct {
 	last    int
 	changed bool
 	phones  int // library checks of phone numbers left (pii.go)
+	// ssnLabel is where the last word that labels a Social Security
+	// number ended (ssn.go); 0 when none was seen.
+	ssnLabel int
 
 	work     int  // bytes the detectors examined (runs.go)
 	uncached bool // look from every start again (runs.go; tests)
@@ -91,6 +96,8 @@ type scanner struct {
 	credTrim                int // credRun's end without trailing '.' and ','
 	jwt                     jwtRun
 	rr                      randRun
+	pemRun                  run // pemTailAt: a run of a PEM block's bytes
+	pemShort                int // the last short word of pemRun that is not its last, or -1
 }
 
 // emit replaces s[from:to] with ph. from is clamped to what was already
@@ -180,7 +187,14 @@ func (sc *scanner) run() {
 			i++
 			continue
 		case clDigit, clNumStart:
-			if numBoundary(s, i) {
+			if c != '+' && c != '(' {
+				if end, ok := sc.ssnAt(i); ok {
+					sc.emit(i, end, PhSSN)
+					i = end
+					continue
+				}
+			}
+			if numBoundary(s, i) || sc.ssnLabelled(i) {
 				if end, ph, ok := sc.numberAt(i); ok {
 					sc.emit(i, end, ph)
 					i = end
@@ -194,6 +208,14 @@ func (sc *scanner) run() {
 			// Not a number: the digits start a word (a random key may).
 		}
 		// A word: letters, digits or '_'.
+		if c == '_' && i+1 < len(s) && isDigit(s[i+1]) {
+			// user_536-22-8147: an SSN glued to a word by '_'.
+			if end, ok := sc.ssnAt(i + 1); ok {
+				sc.emit(i+1, end, PhSSN)
+				i = end
+				continue
+			}
+		}
 		if !wordStart(s, i) {
 			j := skipWord(s, i)
 			sc.work += j - i
@@ -239,6 +261,9 @@ func (sc *scanner) wordAt(i int) (from, to int, ph string, ok bool) {
 	na, nb := alnum-i, b64-i
 	c := s[i]
 	if isLetter(c) {
+		if na <= 20 && ssnLabelLen[na] && ssnLabelWord(s, i, alnum) {
+			sc.ssnLabel = alnum
+		}
 		k := sc.fwd(&sc.spWord, &spaceTab, name)
 		if k < len(s) && afterName[s[k]] {
 			if vs, ve, ok := sc.keyValueAt(i); ok {
@@ -264,6 +289,11 @@ func (sc *scanner) wordAt(i int) (from, to int, ph string, ok bool) {
 			if end, ok := sc.ibanAt(i); ok {
 				return i, end, PhIBAN, true
 			}
+		}
+	}
+	if nb >= 16 {
+		if end, ok := sc.pemTailAt(i); ok {
+			return i, end, PhPEM, true
 		}
 	}
 	if nb >= 32 {

@@ -21,13 +21,14 @@ var (
 		"authorization", "proxyauthorization", "cookie", "setcookie", "dpop", "otp", "cvv", "cvc", "ssn",
 		"bearer", "jwt", "credential", "credentials", "signature", "privatekey", "jsessionid",
 		"phpsessid", "aspsessionid", "connectsid", "clientassertion", "samlresponse",
+		"itin", "socialsecuritynumber", "socialsecurityno",
 	}
 	// A key whose normalised name ends with one of these is a secret too:
 	// client_secret, x-amz-security-token, aws_secret_access_key, db_password.
 	strongSuffixes = []string{
 		"password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey", "secretkey",
 		"privatekey", "signingkey", "sessionkey", "masterkey", "sessionid", "cookie", "authorization",
-		"credential", "credentials", "signature", "secretaccesskey",
+		"credential", "credentials", "signature", "secretaccesskey", "ssn",
 	}
 	weakNames = []string{"key", "pass", "pin", "session", "auth", "sig", "passcode"}
 )

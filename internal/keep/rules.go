@@ -26,6 +26,7 @@ const (
 	PhPhone    = "[phone]"
 	PhCard     = "[card]"
 	PhIBAN     = "[iban]"
+	PhSSN      = "[ssn]" // a US Social Security number or ITIN
 )
 
 // TextView is a text pass run before the structure rule: it returns s
@@ -177,7 +178,7 @@ func appendSegments(dst []byte, s string, sep func(byte) bool, url bool, ph stri
 	return dst
 }
 
-var placeholders = []string{PhSecret, PhToken, PhJWT, PhKey, PhPEM, PhUserinfo, PhEmail, PhPhone, PhCard, PhIBAN}
+var placeholders = []string{PhSecret, PhToken, PhJWT, PhKey, PhPEM, PhUserinfo, PhEmail, PhPhone, PhCard, PhIBAN, PhSSN}
 
 func placeholderAt(s string) int {
 	for _, p := range placeholders {
