@@ -17,13 +17,37 @@ func (d *Decoder) redactStr(s string) string {
 	if s == "" {
 		return s
 	}
+	if !d.sc.stack && looksStackTrace(s) {
+		d.sc.stack = true
+	}
 	out, changed := d.rd.AppendText(d.sc.tmp[:0], s)
+	d.sc.tmp = out[:0]
 	if !changed {
 		return s
 	}
-	d.sc.tmp = out[:0]
 	d.sc.echoed = true
 	return d.sc.ar.save(out)
+}
+
+// scanText checks a text the reply carries but the record does not keep
+// (a details.errors[] explanation, a hint, the second copy of a message)
+// the way redactStr checks a kept one: it sets d.sc.echoed when redaction
+// would replace something and d.sc.stack when it holds a stack trace.
+// Seed 000: "Never echo customer values, credentials or internal stack
+// traces" holds for every text the caller reads.
+func (d *Decoder) scanText(s string) {
+	if s == "" {
+		return
+	}
+	if !d.sc.stack && looksStackTrace(s) {
+		d.sc.stack = true
+	}
+	if d.sc.echoed {
+		return // one echo is the finding; the text is not kept
+	}
+	out, changed := d.rd.AppendText(d.sc.tmp[:0], s)
+	d.sc.tmp = out[:0]
+	d.sc.echoed = changed
 }
 
 // RedactString returns s with credentials and customer values replaced by
