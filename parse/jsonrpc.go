@@ -145,8 +145,11 @@ func (d *Decoder) toolResult(res jval, f *facts, rec *Record) string {
 	if f.aap.found {
 		// Both copies present and equal, or a finding.
 		f.mcp.mismatch = !structured || !hasText || !textAAP || !d.jsonEqual(sc, tv, 16*len(text)+256)
-		if f.mcp.mismatch && structured && textAAP {
+		switch {
+		case f.mcp.mismatch && structured && textAAP:
 			d.scanAAPTexts(tv, f) // the same texts when the copies agree
+		case !textAAP:
+			d.scanText(text) // words instead of the JSON copy: the caller reads them too
 		}
 	}
 	return text
