@@ -61,6 +61,14 @@ func TestMCPToolErrorWithoutIsError(t *testing.T) {
 			kind: KindNotFound, code: "VEHICLE_NOT_FOUND", retryAfter: -1, retryable: TriFalse, typed: true, errorID: "error_example_003",
 			violations: -1, findings: []Finding{FindAAPMCPNotIsError}, absent: []Finding{FindAAPMCPContentMismatch}})
 	}
+	// The same over an event stream (MCP streamable HTTP answers tools/call
+	// as SSE): the event is found although it says neither error nor isError.
+	sse := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\nevent: message\r\ndata: " +
+		`{"jsonrpc":"2.0","id":3,"result":{"structuredContent":{"type":"aap.error","error_id":"error_example_003","code":"VEHICLE_NOT_FOUND","message":"No listing matches the vin.","retryable":false,"created_at":"2026-10-24T15:00:00Z"}}}` +
+		"\r\n\r\n"
+	if rec, err := decodeErr(t, []byte(sse)); err != "" || rec.Code != "VEHICLE_NOT_FOUND" || !rec.HasFinding(FindAAPMCPNotIsError) {
+		t.Errorf("SSE tool result without isError: %s, code %q, findings %v", err, rec.Code, rec.Findings)
+	}
 	// A tool result that carries no error stays a success.
 	_, err := decodeErr(t, []byte(httpRaw("200 OK", "", `{"jsonrpc":"2.0","id":3,"result":{"structuredContent":{"type":"vehicle.search.response","items":[]},"content":[{"type":"text","text":"{}"}]}}`)))
 	if err != ErrNotAnError {
