@@ -359,9 +359,10 @@ func (d *Decoder) jsonAAP(v jval, via aapVia, f *facts, rec *Record) {
 				f.aap.itemBad = true
 			}
 			d.addViolation(rec, loc, kw)
-			d.scanText(a.str(ev)) // never stored, but a text the caller reads
 		}
-		d.scanText(a.str(det.get("hint")))
+		// Every text of the details (the errors' explanations, the hint,
+		// anything else) is read by the caller, though not stored.
+		d.scanTexts(det, 0)
 		if f.aap.code == "APPOINTMENT_TIME_UNAVAILABLE" {
 			f.aap.leadAccepted = leadEvidence(det, 0)
 		}
@@ -374,16 +375,7 @@ func (d *Decoder) jsonAAP(v jval, via aapVia, f *facts, rec *Record) {
 func (d *Decoder) scanAAPTexts(v jval, f *facts) {
 	a := &d.sc.ar
 	d.scanText(a.str(v.get("message")))
-	det := v.get("details")
-	it := det.get("errors").array()
-	for {
-		x, ok := it.next()
-		if !ok {
-			break
-		}
-		d.scanText(a.str(x.get("error")))
-	}
-	d.scanText(a.str(det.get("hint")))
+	d.scanTexts(v.get("details"), 0)
 	if id := v.get("error_id"); id.kind == jString && f.aap.errorID2 == "" {
 		f.aap.errorID2 = a.str(id)
 	}
@@ -542,7 +534,14 @@ func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
 }
 
 // metaString stores a string-valued metadata entry (JSON or protobuf).
+// Every value but the code and the error id (checked by their own rules)
+// is a text the caller reads: echoes_secret, echoes_stack_trace.
 func (d *Decoder) metaString(k, v string, f *facts) {
+	switch k {
+	case "code", "error_id", "errorId":
+	default:
+		d.scanText(v)
+	}
 	switch k {
 	case "code":
 		f.metaCode = v

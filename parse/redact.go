@@ -81,3 +81,41 @@ func equalFoldASCII(a, b string) bool {
 	}
 	return true
 }
+
+// scanTexts scans every string inside v (an aap.error's details) with
+// scanText, to a bounded depth. Field paths (instanceLocation) are
+// structure, not text, and the error id has its own rule.
+func (d *Decoder) scanTexts(v jval, depth int) {
+	switch v.kind {
+	case jString:
+		d.scanText(d.sc.ar.str(v))
+	case jObject:
+		if depth > 4 {
+			return
+		}
+		it := v.object()
+		for {
+			k, x, ok := it.next()
+			if !ok {
+				return
+			}
+			switch string(k) {
+			case "instanceLocation", "@type", "error_id":
+				continue
+			}
+			d.scanTexts(x, depth+1)
+		}
+	case jArray:
+		if depth > 4 {
+			return
+		}
+		it := v.array()
+		for {
+			x, ok := it.next()
+			if !ok {
+				return
+			}
+			d.scanTexts(x, depth+1)
+		}
+	}
+}

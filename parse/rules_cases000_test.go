@@ -68,6 +68,7 @@ var ruleCases000 = []ruleCase{
 	{FindEchoesSecret, "pap-error-item-email", twinPAP, `"error":"Filter is not advertised."`, `"error":"Filter is not advertised for jane.doe@example.com."`},
 	{FindEchoesSecret, "mcp-hint-phone", twinMCPHeader, `Search the inventory again before naming a vehicle.`, `Call the buyer back at +1 415 555 0123 before naming a vehicle.`},
 	{FindEchoesSecret, "a2a-struct-error-item-email", twinA2AFilter, `"error":"Filter is not advertised."`, `"error":"Filter is not advertised to jane.doe@example.com."`},
+	{FindEchoesSecret, "a2a-metadata-email", twinA2AThrottle, `"retryable":"true","created_at"`, `"retryable":"true","buyer":"jane.doe@example.com","created_at"`},
 	{FindEchoesSecret, "problem-title-email", twinProblem, `"title":"Task not found"`, `"title":"Task of jane.doe@example.com not found"`},
 
 	// Never echo: internal stack traces, in whatever text carries them.
@@ -75,6 +76,7 @@ var ruleCases000 = []ruleCase{
 	{FindEchoesStackTrace, "pap-error-item-python", twinPAP, `"error":"Filter is not advertised."`, `"error":"` + pythonFrames + `"`},
 	{FindEchoesStackTrace, "mcp-hint-go", twinMCPHeader, `"hint":"Search the inventory again before naming a vehicle."`, `"hint":"` + goFrames + `"`},
 	{FindEchoesStackTrace, "a2a-jsonrpc-message-dotnet", twinA2AThrottle, `"message":"Per-key rate limit exceeded.","data"`, `"message":"` + dotnetFrames + `","data"`},
+	{FindEchoesStackTrace, "pap-details-trace-member", twinPAP, `"hint":"Read the`, `"trace":"` + javaFrames + `","hint":"Read the`},
 	{FindEchoesStackTrace, "problem-detail-node", twinProblem, `"detail":"The task does not exist or is not visible to this caller."`, `"detail":"` + nodeFrames + `"`},
 
 	// Correlation ids that expose the shopper.
