@@ -160,3 +160,27 @@ func TestMCPResourceNotFound2026(t *testing.T) {
 		t.Errorf("-32602 without uri: kind %s code %q; want invalid", inv.Kind, inv.Code)
 	}
 }
+
+// A JSON-RPC error whose error object is an aap.error (a string code, no
+// number) used to be dead-lettered as wrong_type: the skill failure and
+// every rule about where it belongs were lost. It is a record; sent by an
+// MCP server (tools/call) it is flagged as a skill failure sent as a
+// protocol error.
+func TestJSONRPCErrorObjectIsAAP(t *testing.T) {
+	body := `{"jsonrpc":"2.0","id":12,"error":{"type":"aap.error","error_id":"error_example_004","code":"VEHICLE_NOT_FOUND","message":"No listing matches the requested vin.","retryable":false,"created_at":"2026-10-24T15:00:00Z"}}`
+	rec, err := decodeErr(t, []byte(httpRaw("200 OK", "", body)), methodHdr("tools/call")...)
+	if err != "" {
+		t.Fatalf("dead-lettered: %s", err)
+	}
+	check(t, "jsonrpc-error-is-aap", rec, want{protocol: ProtocolAAP, binding: BindingJSONRPC, envelope: EnvJSONRPCError,
+		kind: KindNotFound, code: "VEHICLE_NOT_FOUND", retryAfter: -1, retryable: TriFalse, typed: true, errorID: "error_example_004",
+		violations: -1, findings: []Finding{FindAAPMCPProtocolError}})
+	if rec.HasJSONRPC {
+		t.Errorf("jsonrpc_code %d; the error has none", rec.JSONRPCCode)
+	}
+	// A JSON-RPC error with a string code that is no aap.error stays a
+	// wrong_type dead letter.
+	if _, err := decodeErr(t, []byte(httpRaw("200 OK", "", `{"jsonrpc":"2.0","id":1,"error":{"code":"oops","message":"x"}}`))); err != ErrWrongType {
+		t.Errorf("string code: %s; want wrong_type", err)
+	}
+}

@@ -118,35 +118,50 @@ func (d *Decoder) toolResult(res jval, f *facts, rec *Record) string {
 	} else if isAAPObject(res) { // the aap.error as the result itself
 		d.jsonAAP(res, viaOther, f, rec)
 	}
+	// The first text content is the words of the error; the JSON copy may
+	// be any of the text contents (a sentence may come first).
 	var text string
-	var hasText bool
+	var tv jval // the text content holding the aap.error as JSON
+	matched := false
 	cit := res.get("content").array()
 	for {
 		c, ok := cit.next()
 		if !ok {
 			break
 		}
-		if c.kind == jObject && string(c.get("type").rawStr()) == "text" {
-			text, hasText = a.str(c.get("text")), true
+		if c.kind != jObject || string(c.get("type").rawStr()) != "text" {
+			continue
+		}
+		s := a.str(c.get("text"))
+		if text == "" {
+			text = s
+		}
+		t := trimSpace(stringBytes(s))
+		if len(t) == 0 || t[0] != '{' {
+			continue
+		}
+		mark := d.sc.ntape
+		pv, err := d.parseJSON(t, "reply.body.result.content")
+		if err != nil || !isAAPObject(pv) {
+			d.sc.ntape = mark // nothing refers to that tape: reuse it
+			continue
+		}
+		tv = pv
+		if !structured || d.jsonEqual(sc, pv, 16*len(s)+256) {
+			matched = structured
 			break
 		}
 	}
-	var tv jval
-	if t := trimSpace(stringBytes(text)); len(t) > 0 && t[0] == '{' {
-		if pv, err := d.parseJSON(t, "reply.body.result.content"); err == nil && pv.kind == jObject {
-			tv = pv
-		}
-	}
-	textAAP := isAAPObject(tv)
+	textAAP := tv.ok()
 	if !f.aap.found && textAAP {
 		// Seed 000: the typed error may arrive only as serialized JSON text.
 		d.jsonAAP(tv, viaOther, f, rec)
 	}
 	if f.aap.found {
 		// Both copies present and equal, or a finding.
-		f.mcp.mismatch = !structured || !hasText || !textAAP || !d.jsonEqual(sc, tv, 16*len(text)+256)
+		f.mcp.mismatch = !matched
 		switch {
-		case f.mcp.mismatch && structured && textAAP:
+		case !matched && structured && textAAP:
 			d.scanAAPTexts(tv, f) // the same texts when the copies agree
 		case !textAAP:
 			d.scanText(text) // words instead of the JSON copy: the caller reads them too

@@ -43,6 +43,8 @@ var (
 	// MCP over raw HTTP; the response names the MCP protocol version, so
 	// the reply is known to come from an MCP server.
 	twinMCPHeader = httpRaw("200 OK", "MCP-Protocol-Version: 2025-11-25\r\n", `{"jsonrpc":"2.0","id":11,`+mcpResult+`}`)
+	// The same with a sentence before the JSON copy.
+	twinMCPSentence = strings.Replace(twinMCPHeader, `"content":[`, `"content":[{"type":"text","text":"No listing matches the requested vin."},`, 1)
 	// MCP as an event whose method is tools/call.
 	twinMCPEvent = `{"v":1,"event_id":"e-mcp-1","observed_at":1764489600000,"agent":"dealer-agent","method":"tools/call",` +
 		`"reply":{"binding":"jsonrpc","http_status":200,"headers":{"Content-Type":"application/json"},"body_json":{"jsonrpc":"2.0","id":12,` + mcpResult + `}}}`
@@ -99,9 +101,14 @@ var ruleCases000 = []ruleCase{
 	{FindAAPMCPContentMismatch, "seed-mcp-structured-code-differs", twinMCP, `"structuredContent":{"type":"aap.error","error_id":"error_example_002","code":"SCHEMA_VALIDATION_FAILED"`,
 		`"structuredContent":{"type":"aap.error","error_id":"error_example_002","code":"MISSING_REQUIRED_FIELD"`},
 
+	// A sentence before the JSON copy is allowed; a JSON copy that differs
+	// is not, wherever it is.
+	{FindAAPMCPContentMismatch, "mcp-sentence-then-differing-json", twinMCPSentence, `\"retryable\":false`, `\"retryable\":true`},
+
 	// MCP: a skill failure sent as a JSON-RPC protocol error.
 	{FindAAPMCPProtocolError, "mcp-event-tools-call-error", twinMCPEvent, mcpResult, mcpAsError},
 	{FindAAPMCPProtocolError, "mcp-header-error", twinMCPHeader, mcpResult, mcpAsError},
+	{FindAAPMCPProtocolError, "mcp-event-error-is-the-aap-error", twinMCPEvent, mcpResult, `"error":` + mcpAAP},
 
 	// PAP: the status AAP maps the code to.
 	{FindPAPStatusNotMapped, "pap-filter-400", twinPAP, `422 Unprocessable Entity`, `400 Bad Request`},
