@@ -36,7 +36,7 @@ func (d *Decoder) redactStr(s string) string {
 // Seed 000: "Never echo customer values, credentials or internal stack
 // traces" holds for every text the caller reads.
 func (d *Decoder) scanText(s string) {
-	if s == "" {
+	if plainWord(s) {
 		return
 	}
 	if !d.sc.stack && looksStackTrace(s) {
@@ -118,4 +118,21 @@ func (d *Decoder) scanTexts(v jval, depth int) {
 			d.scanTexts(x, depth+1)
 		}
 	}
+}
+
+// plainWord reports whether s is a short word of letters, '-', '_' and '.'
+// (a policy or scope name, a method, "true"): nothing in it is a secret, a
+// customer value or a frame (each needs a digit, '@', ':', '(', '=' or
+// white space), so the text pass is skipped. "" is plain.
+func plainWord(s string) bool {
+	if len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c|0x20 >= 'a' && c|0x20 <= 'z') && c != '-' && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return true
 }
