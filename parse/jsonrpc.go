@@ -36,6 +36,14 @@ func (d *Decoder) jsonrpcError(e jval, f *facts, rec *Record) *DecodeError {
 		}
 	}
 	c, ok := cv.int()
+	if (!ok || cv.kind != jNumber) && cv.kind == jString && isAAPObject(e) {
+		// The error object is an aap.error itself (a string code, no
+		// number): a skill failure in the wrong place, decoded so that the
+		// binding's rules can say so.
+		d.jsonAAP(e, viaData, f, rec)
+		rec.Message = d.redactStr(f.aap.message)
+		return nil
+	}
 	if !ok || cv.kind != jNumber {
 		return errAt(ErrWrongType, "reply.body.error.code", -1, "JSON-RPC error code is not a number")
 	}

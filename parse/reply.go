@@ -191,14 +191,6 @@ func (d *Decoder) jsonBody(v jval, h *hdrInfo, f *facts, rec *Record) *DecodeErr
 	}
 
 	switch {
-	case t.err.kind == jObject && t.jsonrpc.ok() && t.err.get("code").kind == jString && isAAPObject(t.err):
-		// A JSON-RPC error whose error object is an aap.error itself (no
-		// numeric code): a skill failure in the wrong place, decoded so
-		// that the binding's rules can say so.
-		rec.Envelope, rec.Binding = EnvJSONRPCError, BindingJSONRPC
-		d.jsonAAP(t.err, viaData, f, rec)
-		rec.Message = d.redactStr(f.aap.message)
-		return nil
 	case t.err.kind == jObject && (t.jsonrpc.ok() || isJSONRPCErrorObject(t.err)):
 		return d.jsonrpcError(t.err, f, rec)
 	case t.err.kind == jObject && isAAPObject(t.err):

@@ -1,5 +1,7 @@
 package parse
 
+import "strings"
+
 // Stack-trace detection for seed 000's "Never echo customer values,
 // credentials or internal stack traces." (echoes_stack_trace). A text holds
 // a stack trace when it holds one frame in the form a common runtime
@@ -26,7 +28,11 @@ package parse
 const frameLook = 512
 
 func looksStackTrace(s string) bool {
-	if len(s) < 10 {
+	// Every form has one of these bytes ('(' Java, .NET, V8, Traceback,
+	// PHP; ':' locations; '"' Python; '[' goroutine): most messages have
+	// none, and four byte searches are cheaper than the scan.
+	if len(s) < 10 || (strings.IndexByte(s, '(') < 0 && strings.IndexByte(s, ':') < 0 &&
+		strings.IndexByte(s, '"') < 0 && strings.IndexByte(s, '[') < 0) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
