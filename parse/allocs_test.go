@@ -3,6 +3,7 @@ package parse
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -49,6 +50,15 @@ var allocCases = []allocCase{
 	{name: "aap_error", file: "seeds/seed000-pap-unsupported-filter.http", env: EnvAAPError, allocsKept: keptBody},
 	{name: "mcp_tool_result/http", file: "seeds/seed000-mcp-unsupported-filter.http", env: EnvMCPToolResult, allocsKept: keptBody},
 	{name: "mcp_tool_result/sse", file: "corpus/mcp-go/sse-tool-error.http", env: EnvMCPToolResult, allocsKept: keptBody},
+	// Issue 25's seed 000 paths: a PAP aap.error wrapped in "error", an MCP
+	// result without isError whose JSON copy differs from structuredContent
+	// (both copies walked and compared), a message with a stack trace.
+	{name: "aap_error/wrapped", env: EnvAAPError, allocsKept: keptBody,
+		in: httpResp(429, map[string]string{"Retry-After": "5"}, `{"error":`+pap429Body+`}`)},
+	{name: "mcp_tool_result/not-is-error-mismatch", env: EnvMCPToolResult, allocsKept: keptBody,
+		in: []byte(strings.Replace(strings.Replace(twinMCPHeader, `"isError":true,`, ``, 1), `\"retryable\":false`, `\"retryable\":true`, 1))},
+	{name: "aap_error/stack-trace", env: EnvAAPError, allocsKept: keptBody,
+		in: httpResp(422, jsonCT, strings.Replace(papBody, `Filter is not advertised.`, `at com.dealer.Filters.check(Filters.java:12)`, 1))},
 	{name: "relay_flat", file: "seeds/seed004-relay-rest-rate-limited.http", env: EnvRelayFlat, allocsKept: keptBody},
 	{name: "relay_frame", env: EnvRelayFrame, allocsKept: keptBody,
 		in: httpResp(503, jsonCT, `{"v":1,"type":"BUSY","id":"m-1","ts":1764489600000,"payload":{"retry_after_ms":250,"queue_depth":9}}`)},

@@ -179,6 +179,11 @@ func (d *Decoder) jsonrpcKind(rec *Record) (Kind, Tri) {
 	c := rec.JSONRPCCode
 	switch rec.Protocol {
 	case ProtocolMCP:
+		if c == -32602 && d.sc.mcpURI {
+			// MCP 2026-07-28: resource not found is -32602 with data.uri
+			// (it replaced -32002).
+			c = -32002
+		}
 		if s, ok := mcpCodes[c]; ok {
 			if rec.Code == "" {
 				rec.Code = s.code
@@ -282,6 +287,12 @@ func (d *Decoder) retry(rep *Reply, h *hdrInfo, f *facts, rec *Record, def Tri) 
 			rec.RetryAfterMS, rec.RetryAfterSource = f.relayRetryMS, SrcRelayDetail
 		}
 	}
+	// Seed 000: "Wait at least the applicable minimum": an aap.error's
+	// retry_after_ms is a minimum, so a shorter delay ranked above it (a
+	// Retry-After of 5 s beside 30000 ms) does not replace it.
+	if f.aap.retryAfterMS > rec.RetryAfterMS && rec.RetryAfterSource != SrcAAPDetails {
+		rec.RetryAfterMS, rec.RetryAfterSource = f.aap.retryAfterMS, SrcAAPDetails
+	}
 	if rlPolicy == "" {
 		_, rlPolicy, _ = h.rateLimitReset()
 	}
@@ -352,11 +363,6 @@ func (d *Decoder) findings(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 	if rec.HTTPStatus >= 400 && rec.Envelope == EnvProblem && d.sc.bodyStatus >= 400 && d.sc.bodyStatus != rec.HTTPStatus {
 		rec.addFinding(FindStatusBodyMismatch)
 	}
-	if rec.Envelope == EnvAAPError && rec.HTTPStatus != 0 {
-		if want := aapCodes[rec.Code].http; want != 0 && want != rec.HTTPStatus {
-			rec.addFinding(FindStatusBodyMismatch)
-		}
-	}
 	if quota && rec.Typed && rec.HTTPStatus >= 500 && rec.HTTPStatus != 503 {
 		rec.addFinding(FindStatusBodyMismatch)
 	}
@@ -378,8 +384,9 @@ func (d *Decoder) findings(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 		rec.addFinding(FindEchoesSecret)
 	}
 	if rec.Protocol == ProtocolAAP {
-		d.aapFindings(f, rec)
+		d.aapFindings(h, f, rec)
 	}
+	d.seed000Findings(h, f, rec)
 	if f.reason == "EXTENSION_SUPPORT_REQUIRED" &&
 		(!strings.Contains(rec.Message, "A2A-Extensions") || f.metaExtURI == "" || !strings.Contains(rec.Message, f.metaExtURI)) {
 		rec.addFinding(FindActivationHintMissing)
@@ -432,7 +439,7 @@ func (d *Decoder) limitFindings(h *hdrInfo, f *facts, rec *Record) {
 // every binding, and its A2A encoding (ErrorInfo first with the AAP reason,
 // domain and string metadata; the payload a separate Struct detail; the
 // code's JSON-RPC number).
-func (d *Decoder) aapFindings(f *facts, rec *Record) {
+func (d *Decoder) aapFindings(h *hdrInfo, f *facts, rec *Record) {
 	if f.aap.found {
 		if f.aap.members&aapRequired != aapRequired {
 			rec.addFinding(FindAAPRequiredMissing)
@@ -453,8 +460,8 @@ func (d *Decoder) aapFindings(f *facts, rec *Record) {
 	default:
 		return
 	}
-	if isMCPMethod(rec.Method) {
-		return
+	if isMCPReply(h, rec) {
+		return // an MCP server's JSON-RPC error: aap_mcp_protocol_error
 	}
 	if !f.errInfo || f.errInfoIndex > 0 {
 		rec.addFinding(FindAAPErrorInfoNotFirst)

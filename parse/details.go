@@ -63,6 +63,7 @@ type facts struct {
 	requestID  string
 
 	aap aapInfo
+	mcp mcpInfo
 
 	// AgentRelay data object.
 	relayCode      string
@@ -89,17 +90,40 @@ const (
 	viaStruct                 // a google.protobuf.Struct detail (seed 000's A2A encoding)
 	viaMetadata               // spread into ErrorInfo metadata (a2a-python's wrapping)
 	viaData                   // a JSON-RPC error's data object
+	viaWrapped                // a PAP body's "error" member instead of the body itself
 )
 
-// Bits of aapInfo.members: seed 000's required members besides type.
+// Bits of aapInfo.members: seed 000's required members.
 const (
 	aapHasErrorID uint8 = 1 << iota
 	aapHasCode
 	aapHasMessage
 	aapHasRetryable
 	aapHasCreatedAt
-	aapRequired = aapHasErrorID | aapHasCode | aapHasMessage | aapHasRetryable | aapHasCreatedAt
+	aapHasType
+	aapRequired = aapHasErrorID | aapHasCode | aapHasMessage | aapHasRetryable | aapHasCreatedAt | aapHasType
 )
+
+// isAAPObject reports whether v is an aap.error: its type says so, or it
+// left out its type (seed 000 requires it) but its code is one of seed
+// 000's and it has a member only an aap.error has (error_id, retryable or
+// created_at; an AgentRelay error has code, message, request_id, details).
+func isAAPObject(v jval) bool {
+	if v.kind != jObject {
+		return false
+	}
+	if typ := v.get("type"); typ.ok() {
+		return typ.kind == jString && string(typ.rawStr()) == tAAPError
+	}
+	c := v.get("code")
+	if c.kind != jString {
+		return false
+	}
+	if spec, ok := aapCodes[string(c.rawStr())]; !ok || spec.jsonrpc == 0 {
+		return false
+	}
+	return v.get("error_id").ok() || v.get("retryable").ok() || v.get("created_at").ok()
+}
 
 // aapInfo is an aap.error payload (seed 000; REFERENCE §6a).
 type aapInfo struct {
@@ -113,6 +137,21 @@ type aapInfo struct {
 	retryable    Tri
 	retryAfterMS int64
 	hasErrors    bool
+	// leadAccepted: an APPOINTMENT_TIME_UNAVAILABLE whose details show a
+	// lead that was accepted (leadEvidence).
+	leadAccepted bool
+	// errorID2 is the error_id of a second copy (an MCP tool result's JSON
+	// text), checked like the first.
+	errorID2 string
+}
+
+// mcpInfo is what an MCP tool result says about its form (seed 000's MCP
+// binding: a completed tool result, isError true, the typed error in
+// structuredContent and the same error as JSON text in content).
+type mcpInfo struct {
+	notIsError  bool // an aap.error in a result without isError: true
+	notComplete bool // resultType other than "complete"
+	mismatch    bool // structuredContent and the content text are not the same aap.error
 }
 
 // --- JSON details ---
@@ -225,7 +264,7 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 		if body.kind != jObject {
 			body = v
 		}
-		if typ := body.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
+		if isAAPObject(body) {
 			d.jsonAAP(body, viaStruct, f, rec)
 		}
 	case tAAPError:
@@ -271,6 +310,9 @@ func (d *Decoder) jsonAAP(v jval, via aapVia, f *facts, rec *Record) {
 	a := &d.sc.ar
 	f.aap.found, f.aap.via = true, via
 	var members uint8
+	if typ := v.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
+		members |= aapHasType
+	}
 	if c := v.get("code"); c.kind == jString {
 		f.aap.code = a.str(c)
 		members |= aapHasCode
@@ -318,6 +360,24 @@ func (d *Decoder) jsonAAP(v jval, via aapVia, f *facts, rec *Record) {
 			}
 			d.addViolation(rec, loc, kw)
 		}
+		// Every text of the details (the errors' explanations, the hint,
+		// anything else) is read by the caller, though not stored.
+		d.scanTexts(det, 0)
+		if f.aap.code == "APPOINTMENT_TIME_UNAVAILABLE" {
+			f.aap.leadAccepted = leadEvidence(det, 0)
+		}
+	}
+}
+
+// scanAAPTexts checks the texts of a second copy of an aap.error (an MCP
+// tool result's JSON text that differs from its structuredContent): the
+// record keeps one copy, the caller reads both.
+func (d *Decoder) scanAAPTexts(v jval, f *facts) {
+	a := &d.sc.ar
+	d.scanText(a.str(v.get("message")))
+	d.scanTexts(v.get("details"), 0)
+	if id := v.get("error_id"); id.kind == jString && f.aap.errorID2 == "" {
+		f.aap.errorID2 = a.str(id)
 	}
 }
 
@@ -474,7 +534,14 @@ func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
 }
 
 // metaString stores a string-valued metadata entry (JSON or protobuf).
+// Every value but the code and the error id (checked by their own rules)
+// is a text the caller reads: echoes_secret, echoes_stack_trace.
 func (d *Decoder) metaString(k, v string, f *facts) {
+	switch k {
+	case "code", "error_id", "errorId":
+	default:
+		d.scanText(v)
+	}
 	switch k {
 	case "code":
 		f.metaCode = v
@@ -512,6 +579,7 @@ func (d *Decoder) pbStructAAP(b []byte, f *facts) {
 		return
 	}
 	var code, errID, msg, typ string
+	var hasType bool
 	var members uint8
 	retry := TriUnknown
 	var retryMS int64 = -1
@@ -526,7 +594,7 @@ func (d *Decoder) pbStructAAP(b []byte, f *facts) {
 		s, bv, _, kind, sub := pbValue(val)
 		switch key {
 		case "type":
-			typ = s
+			typ, hasType = s, true
 		case "code":
 			code = s
 			if kind == 3 {
@@ -557,8 +625,16 @@ func (d *Decoder) pbStructAAP(b []byte, f *facts) {
 			}
 		}
 	}
-	if typ != tAAPError {
+	switch {
+	case typ == tAAPError:
+		members |= aapHasType
+	case hasType:
 		return
+	default: // no type: an aap.error only by its code and its own members (isAAPObject)
+		if spec, ok := aapCodes[code]; !ok || spec.jsonrpc == 0 ||
+			members&(aapHasErrorID|aapHasRetryable|aapHasCreatedAt) == 0 {
+			return
+		}
 	}
 	f.aap = aapInfo{found: true, via: viaStruct, members: members, code: code, errorID: errID, message: msg, retryable: retry, retryAfterMS: retryMS}
 }

@@ -36,6 +36,14 @@ func (d *Decoder) jsonrpcError(e jval, f *facts, rec *Record) *DecodeError {
 		}
 	}
 	c, ok := cv.int()
+	if (!ok || cv.kind != jNumber) && cv.kind == jString && isAAPObject(e) {
+		// The error object is an aap.error itself (a string code, no
+		// number): a skill failure in the wrong place, decoded so that the
+		// binding's rules can say so.
+		d.jsonAAP(e, viaData, f, rec)
+		rec.Message = d.redactStr(f.aap.message)
+		return nil
+	}
 	if !ok || cv.kind != jNumber {
 		return errAt(ErrWrongType, "reply.body.error.code", -1, "JSON-RPC error code is not a number")
 	}
@@ -45,7 +53,7 @@ func (d *Decoder) jsonrpcError(e jval, f *facts, rec *Record) *DecodeError {
 	case jArray:
 		d.jsonDetails(data, f, rec)
 	case jObject:
-		if typ := data.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
+		if isAAPObject(data) {
 			d.jsonAAP(data, viaData, f, rec)
 			break
 		}
@@ -71,44 +79,25 @@ func (d *Decoder) jsonrpcError(e jval, f *facts, rec *Record) *DecodeError {
 }
 
 // jsonrpcResult handles a JSON-RPC success envelope that still carries a
-// failure: an MCP tool result with isError, or a streamed task that failed.
+// failure: an MCP tool result with isError, a result that carries an
+// aap.error without isError (seed 000: "Do not treat an HTTP 200 containing
+// an MCP tool error as success"; aap_mcp_not_is_error), or a streamed task
+// that failed.
 func (d *Decoder) jsonrpcResult(res jval, f *facts, rec *Record) *DecodeError {
 	rec.Binding = BindingJSONRPC
 	if res.kind != jObject {
 		return errAt(ErrNotAnError, "reply.body.result", -1, "JSON-RPC result without error")
 	}
-	if b, _ := res.get("isError").boolean(); b {
+	isErr, _ := res.get("isError").boolean()
+	var text string
+	if isErr || res.get("structuredContent").ok() || res.get("content").ok() || res.get("type").ok() {
+		text = d.toolResult(res, f, rec)
+	}
+	if isErr || f.aap.found {
 		rec.Envelope = EnvMCPToolResult
-		a := &d.sc.ar
-		sc := res.get("structuredContent")
-		if sc.kind == jObject {
-			if typ := sc.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
-				d.jsonAAP(sc, viaOther, f, rec)
-			}
-		}
-		// The text content repeats the error; use it when nothing structured was given.
-		var text string
-		cit := res.get("content").array()
-		for {
-			c, ok := cit.next()
-			if !ok {
-				break
-			}
-			if c.kind == jObject && string(c.get("type").rawStr()) == "text" {
-				text = a.str(c.get("text"))
-				break
-			}
-		}
-		if !f.aap.found && len(text) > 0 && text[0] == '{' {
-			// Seed 000: the typed error may arrive only as serialized JSON text.
-			tb := []byte(text)
-			if pv, err := d.parseJSON(tb, "reply.body.result.content"); err == nil {
-				if pv.kind == jObject {
-					if typ := pv.get("type"); typ.kind == jString && string(typ.rawStr()) == tAAPError {
-						d.jsonAAP(pv, viaOther, f, rec)
-					}
-				}
-			}
+		f.mcp.notIsError = !isErr
+		if rt := res.get("resultType"); rt.kind == jString && string(rt.rawStr()) != "complete" {
+			f.mcp.notComplete = true // MCP 2026-07-28: input_required is not a completed result
 		}
 		if f.aap.found {
 			rec.Message = d.redactStr(f.aap.message)
@@ -121,6 +110,72 @@ func (d *Decoder) jsonrpcResult(res jval, f *facts, rec *Record) *DecodeError {
 		return nil
 	}
 	return errAt(ErrNotAnError, "reply.body.result", -1, "JSON-RPC result is not an error")
+}
+
+// toolResult reads the typed error of an MCP tool result (seed 000: "typed
+// error in structuredContent and matching serialized JSON text in content")
+// into f.aap and notes in f.mcp whether the two copies agree. It returns
+// the first text content, which repeats the error in words when nothing is
+// typed.
+func (d *Decoder) toolResult(res jval, f *facts, rec *Record) string {
+	a := &d.sc.ar
+	sc := res.get("structuredContent")
+	structured := isAAPObject(sc)
+	if structured {
+		d.jsonAAP(sc, viaOther, f, rec)
+	} else if isAAPObject(res) { // the aap.error as the result itself
+		d.jsonAAP(res, viaOther, f, rec)
+	}
+	// The first text content is the words of the error; the JSON copy may
+	// be any of the text contents (a sentence may come first).
+	var text string
+	var tv jval // the text content holding the aap.error as JSON
+	matched := false
+	cit := res.get("content").array()
+	for {
+		c, ok := cit.next()
+		if !ok {
+			break
+		}
+		if c.kind != jObject || string(c.get("type").rawStr()) != "text" {
+			continue
+		}
+		s := a.str(c.get("text"))
+		if text == "" {
+			text = s
+		}
+		t := trimSpace(stringBytes(s))
+		if len(t) == 0 || t[0] != '{' {
+			continue
+		}
+		mark := d.sc.ntape
+		pv, err := d.parseJSON(t, "reply.body.result.content")
+		if err != nil || !isAAPObject(pv) {
+			d.sc.ntape = mark // nothing refers to that tape: reuse it
+			continue
+		}
+		tv = pv
+		if !structured || d.jsonEqual(sc, pv, 16*len(s)+256) {
+			matched = structured
+			break
+		}
+	}
+	textAAP := tv.ok()
+	if !f.aap.found && textAAP {
+		// Seed 000: the typed error may arrive only as serialized JSON text.
+		d.jsonAAP(tv, viaOther, f, rec)
+	}
+	if f.aap.found {
+		// Both copies present and equal, or a finding.
+		f.mcp.mismatch = !matched
+		switch {
+		case !matched && structured && textAAP:
+			d.scanAAPTexts(tv, f) // the same texts when the copies agree
+		case !textAAP:
+			d.scanText(text) // words instead of the JSON copy: the caller reads them too
+		}
+	}
+	return text
 }
 
 // taskFailed recognises a task or status update that ended FAILED, in the

@@ -24,10 +24,14 @@ type scratch struct {
 	hdrRead  bool
 
 	echoed      bool   // redaction replaced something
+	stack       bool   // a text holds a stack trace (looksStackTrace)
 	mcpURI      bool   // JSON-RPC data named a resource uri (MCP resource not found)
 	bodyStatus  int    // HTTP status stated inside the body (Status code, problem status)
 	bodyJSON    jval   // the reply body when the event embedded it as JSON
 	problemType string // A2A problem type slug
+	// statusTopLevel: the body is a google.rpc.Status whose members sit at
+	// the top level instead of under "error" (seed 003's wrapper rule).
+	statusTopLevel bool
 }
 
 func (s *scratch) reset() {
@@ -40,7 +44,7 @@ func (s *scratch) reset() {
 	s.trailers = s.trailers[:0]
 	s.rep = Reply{GRPCStatus: -1}
 	s.hdrRead = false
-	s.echoed, s.mcpURI, s.bodyStatus, s.problemType = false, false, 0, ""
+	s.echoed, s.stack, s.mcpURI, s.bodyStatus, s.problemType, s.statusTopLevel = false, false, false, 0, "", false
 	s.bodyJSON = jval{}
 }
 

@@ -8,7 +8,7 @@ import (
 func (d *Decoder) decodeReplyInto(rep *Reply, rec *Record) error {
 	f := &d.sc.f
 	f.reset()
-	d.sc.echoed = false
+	d.sc.echoed, d.sc.stack = false, false
 	d.sc.raw = d.sc.raw[:0]
 	h := &d.sc.hdr
 	if !d.sc.hdrRead { // rawHTTP reads them while framing
@@ -25,10 +25,16 @@ func (d *Decoder) decodeReplyInto(rep *Reply, rec *Record) error {
 		rec.Binding = BindingHTTP
 		err = d.body(rep.Body, h, f, rec)
 	}
-	if err == nil && rep.GRPCStatus < 0 && rep.HTTPStatus >= 200 && rep.HTTPStatus < 300 && noErrorBody(rec.Envelope, rep.Body) {
-		// A success status and nothing that reads as an error: an empty 200 or
-		// 202 (an MCP session DELETE, a notification), an agent card, a result.
-		err = errAt(ErrNotAnError, "reply.body", -1, "HTTP 2xx without an error body")
+	if err == nil && rep.GRPCStatus < 0 && rep.HTTPStatus >= 200 && rep.HTTPStatus < 400 && noErrorBody(rec.Envelope, rep.Body) {
+		// A success or redirect status and nothing that reads as an error:
+		// an empty 200 or 202 (an MCP session DELETE, a notification), an
+		// agent card, a result; a 3xx redirect (a2a-sdk 1.3.0 redirects an
+		// unknown route with 307 and no body).
+		detail := "HTTP 2xx without an error body"
+		if rep.HTTPStatus >= 300 {
+			detail = "HTTP 3xx redirect without an error body"
+		}
+		err = errAt(ErrNotAnError, "reply.body", -1, detail)
 	}
 	if err != nil {
 		rec.Kind = KindUnknown
@@ -187,6 +193,13 @@ func (d *Decoder) jsonBody(v jval, h *hdrInfo, f *facts, rec *Record) *DecodeErr
 	switch {
 	case t.err.kind == jObject && (t.jsonrpc.ok() || isJSONRPCErrorObject(t.err)):
 		return d.jsonrpcError(t.err, f, rec)
+	case t.err.kind == jObject && isAAPObject(t.err):
+		// PAP sends the aap.error as the body itself; some servers wrap it
+		// the way HTTP+JSON wraps a Status (pap_body_not_direct).
+		rec.Envelope = EnvAAPError
+		d.jsonAAP(t.err, viaWrapped, f, rec)
+		rec.Message = d.redactStr(f.aap.message)
+		return nil
 	case t.err.kind == jObject:
 		return d.rpcStatus(t.err, f, rec)
 	case t.err.kind == jString:
@@ -199,7 +212,8 @@ func (d *Decoder) jsonBody(v jval, h *hdrInfo, f *facts, rec *Record) *DecodeErr
 		return d.jsonrpcResult(t.result, f, rec)
 	case t.payload.kind == jObject && t.typ.kind == jString && relayFrameType(t.typ.rawStr()):
 		return d.relayFrame(t.typ, t.payload, f, rec)
-	case t.typ.kind == jString && string(t.typ.rawStr()) == tAAPError:
+	case t.typ.kind == jString && string(t.typ.rawStr()) == tAAPError,
+		t.code.kind == jString && isAAPObject(v): // an aap.error that left out its type
 		rec.Envelope = EnvAAPError
 		d.jsonAAP(v, viaOther, f, rec)
 		rec.Message = d.redactStr(f.aap.message)
@@ -218,6 +232,12 @@ func (d *Decoder) jsonBody(v jval, h *hdrInfo, f *facts, rec *Record) *DecodeErr
 		}
 		rec.Message = d.redactStr(a.str(t.message))
 		return nil
+	case t.code.kind == jNumber && (t.status.kind == jString || t.details.kind == jArray) && isStatusCode(t.code):
+		// google.rpc.Status members at the top level instead of under
+		// "error": still a Status, whose code is the HTTP status (or a
+		// google.rpc.Code number), never a JSON-RPC code.
+		d.sc.statusTopLevel = true
+		return d.rpcStatus(v, f, rec)
 	case t.code.kind == jNumber && t.message.ok():
 		// a2a-js v0.3 legacy REST: flat {code, message, data} with the JSON-RPC code.
 		rec.Envelope = EnvLegacyFlat

@@ -69,5 +69,9 @@ func (d *Decoder) sse(body []byte, h *hdrInfo, f *facts, rec *Record) *DecodeErr
 
 func sseCarriesError(data []byte) bool {
 	return bytes.Contains(data, []byte(`"error"`)) || bytes.Contains(data, []byte(`"isError":true`)) ||
-		bytes.Contains(data, []byte(`"failed"`)) || bytes.Contains(data, []byte(`TASK_STATE_FAILED`))
+		bytes.Contains(data, []byte(`"failed"`)) || bytes.Contains(data, []byte(`TASK_STATE_FAILED`)) ||
+		// a tool result that carries a skill failure without isError: the
+		// type as a JSON string, or inside a JSON text ("aap.error" in a
+		// tool's description is no error)
+		bytes.Contains(data, []byte(`"aap.error"`)) || bytes.Contains(data, []byte(`aap.error\"`))
 }

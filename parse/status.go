@@ -43,6 +43,8 @@ func (d *Decoder) problem(v jval, t *topMembers, f *facts, rec *Record) *DecodeE
 	msg := a.str(t.detail)
 	if msg == "" {
 		msg = a.str(t.title)
+	} else {
+		d.scanText(a.str(t.title)) // not kept, but the caller reads it
 	}
 	rec.Message = d.redactStr(msg)
 	typ := a.str(t.typ)
@@ -62,4 +64,12 @@ func (d *Decoder) problem(v jval, t *topMembers, f *facts, rec *Record) *DecodeE
 		d.jsonDetails(t.details, f, rec)
 	}
 	return nil
+}
+
+// isStatusCode tells a google.rpc.Status code (an HTTP status in the
+// HTTP+JSON form, or a google.rpc.Code number) from a JSON-RPC code, which
+// is negative.
+func isStatusCode(c jval) bool {
+	n, ok := c.int()
+	return ok && n > 0 && n < 600
 }

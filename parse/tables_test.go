@@ -206,16 +206,17 @@ func TestAAPCodesTable(t *testing.T) {
 		if rec.Kind != c.kind || rec.Retryable != c.retry || rec.RetryableSource != SrcDefault {
 			t.Errorf("%v: kind %v retryable %v (%v), want the row's %v %v (default)", code, rec.Kind, rec.Retryable, rec.RetryableSource, c.kind, c.retry)
 		}
-		if rec.HasFinding(FindStatusBodyMismatch) {
-			t.Errorf("%v over HTTP %d: status_body_mismatch", code, status)
+		if rec.HasFinding(FindStatusBodyMismatch) || rec.HasFinding(FindPAPStatusNotMapped) {
+			t.Errorf("%v over HTTP %d: %v", code, status, rec.Findings)
 		}
 		if got := rec.HasFinding(FindValidationWithoutFields); got != c.validation {
 			t.Errorf("%v without details.errors: validation_without_fields = %v, want %v", code, got, c.validation)
 		}
 		if c.http != 0 {
 			rec := decodeBytes(t, httpResp(418, jsonCT, body))
-			if !rec.HasFinding(FindStatusBodyMismatch) {
-				t.Errorf("%v over HTTP 418 (mapped to %d): no status_body_mismatch", code, c.http)
+			// Seed 000's own rule for PAP's mapping, not seed 002's gateway rule.
+			if !rec.HasFinding(FindPAPStatusNotMapped) || rec.HasFinding(FindStatusBodyMismatch) {
+				t.Errorf("%v over HTTP 418 (mapped to %d): findings %v; want pap_status_not_mapped alone", code, c.http, rec.Findings)
 			}
 		}
 	}
