@@ -72,6 +72,13 @@ var ruleCases000 = []ruleCase{
 	{FindEchoesSecret, "a2a-struct-error-item-email", twinA2AFilter, `"error":"Filter is not advertised."`, `"error":"Filter is not advertised to jane.doe@example.com."`},
 	{FindEchoesSecret, "a2a-metadata-email", twinA2AThrottle, `"retryable":"true","created_at"`, `"retryable":"true","buyer":"jane.doe@example.com","created_at"`},
 	{FindEchoesSecret, "problem-title-email", twinProblem, `"title":"Task not found"`, `"title":"Task of jane.doe@example.com not found"`},
+	// National ids and national phone formats (the redactor's [ssn] and
+	// phone classes, issue 25 §6).
+	{FindEchoesSecret, "pap-message-ssn", twinPAP, `"message":"This deployment does not support features_all."`, `"message":"No lead for SSN 536-22-8147 in features_all."`},
+	{FindEchoesSecret, "a2a-error-item-ssn", twinA2AFilter, `"error":"Filter is not advertised."`, `"error":"Filter is not advertised for 536-22-8147."`},
+	{FindEchoesSecret, "mcp-hint-national-phone", twinMCPHeader, `Search the inventory again before naming a vehicle.`, `Call the buyer back at (415) 555-0132 before naming a vehicle.`},
+	{FindEchoesSecret, "pap-hint-api-key-scheme", twinPAP, `"hint":"Read the published search capabilities before forming another query."`,
+		`"hint":"Retry with api_key=Bearer 3f9a1c7e5b2d4f6a8c0e1b3d5f7a9c1e."`},
 
 	// Never echo: internal stack traces, in whatever text carries them.
 	{FindEchoesStackTrace, "pap-message-java", twinPAP, `"message":"This deployment does not support features_all."`, `"message":"` + javaFrames + `"`},
