@@ -49,15 +49,14 @@ func (d *Decoder) jsonrpcError(e jval, f *facts, rec *Record) *DecodeError {
 			d.jsonAAP(data, viaData, f, rec)
 			break
 		}
-		if sym := data.get("code"); sym.kind == jString {
-			// AgentRelay: data is {code: "<symbol>", request_id, details}.
+		if sym := data.get("code"); sym.kind == jString || data.get("request_id").kind == jString {
+			// AgentRelay: data is {code: "<symbol>", request_id, details}
+			// (seed 004); a data object with request_id but no symbol is
+			// the same envelope, incomplete.
+			f.form.relay = true
 			f.relayCode = a.str(sym)
 			f.relayRequestID = a.str(data.get("request_id"))
-			if det := data.get("details"); det.kind == jObject {
-				if ms, ok := det.get("retry_after_ms").int(); ok {
-					f.relayRetryMS = ms
-				}
-			}
+			d.relayDetails(data.get("details"), f)
 			break
 		}
 		if data.get("uri").kind == jString {
