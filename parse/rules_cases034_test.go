@@ -2,6 +2,8 @@ package parse
 
 import (
 	"encoding/base64"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -267,6 +269,70 @@ func TestRuleCases034(t *testing.T) {
 	for i := range Rules {
 		if r := &Rules[i]; (r.Seed == "003" || r.Seed == "004") && r.Name != FindErrorInfoMissing && perRule[r.Name] < 2 {
 			t.Errorf("rule %s has %d violating replies; want at least 2", r.Name, perRule[r.Name])
+		}
+	}
+}
+
+// decodeCapture decodes a corpus capture as TestGolden does (with the
+// method of the request beside it).
+func decodeCapture(t *testing.T, path string) *Record {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec Record
+	if err := NewDecoder(Options{}).DecodeMessage(data, contextOf(path), 1764489600000, &rec); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return &rec
+}
+
+// TestA2APythonWrappingCaptures: a2a-sdk 1.3.0's real replies for an AAP
+// RATE_LIMITED raised from a handler (an A2A InternalError whose ErrorInfo
+// is INTERNAL_ERROR in a2a-protocol.org, the aap.error spread into its
+// metadata) are read as the quota they are and flagged for the points where
+// they depart from seed 000's A2A encoding. Over gRPC the SDK drops the
+// metadata, so nothing of the AAP error reaches the wire: the reply is a
+// typed InternalError and no AAP rule can see it (docs/conformance.md).
+func TestA2APythonWrappingCaptures(t *testing.T) {
+	dir := filepath.Join("testdata", "corpus", "a2a-python-1")
+	for _, c := range []struct {
+		file    string
+		jsonrpc bool
+	}{
+		{"jsonrpc-aap-error-from-handler.http", true},
+		{"jsonrpc-aap-error.http", true},
+		{"jsonrpc-sse-aap-error-from-handler.http", true},
+		{"rest-aap-error-from-handler.http", false},
+		{"rest-aap-error.http", false},
+		{"rest-sse-aap-error-from-handler.http", false},
+	} {
+		rec := decodeCapture(t, filepath.Join(dir, c.file))
+		if rec.Kind != KindQuota || rec.Code != "RATE_LIMITED" || rec.Protocol != ProtocolAAP {
+			t.Errorf("%s: %s %s %s; want aap quota RATE_LIMITED", c.file, rec.Protocol, rec.Kind, rec.Code)
+		}
+		want := []Finding{FindAAPReasonNotCode, FindAAPDomainWrong, FindAAPMetadataNotString, FindAAPPayloadNotStruct}
+		if c.jsonrpc {
+			want = append(want, FindAAPJSONRPCCodeMismatch)
+		}
+		for _, f := range want {
+			if !rec.HasFinding(f) {
+				t.Errorf("%s: not flagged %s; findings %v", c.file, f, rec.Findings)
+			}
+		}
+		// The spread metadata does hold code, error_id, retryable and created_at.
+		for _, f := range []Finding{FindAAPMetadataIncomplete, FindAAPCodeNotInMetadata} {
+			if rec.HasFinding(f) {
+				t.Errorf("%s: flagged %s; findings %v", c.file, f, rec.Findings)
+			}
+		}
+	}
+	for _, file := range []string{"grpc-aap-error-from-handler.grpc", "grpc-aap-error.grpc", "grpc-stream-aap-error-from-handler.grpc"} {
+		rec := decodeCapture(t, filepath.Join(dir, file))
+		if rec.Protocol != ProtocolA2A || rec.Code != "INTERNAL_ERROR" || !rec.Typed || len(rec.Findings) != 0 {
+			t.Errorf("%s: %s %s typed %v findings %v; want a typed A2A INTERNAL_ERROR with no finding (the SDK sends no AAP error over gRPC)",
+				file, rec.Protocol, rec.Code, rec.Typed, rec.Findings)
 		}
 	}
 }
