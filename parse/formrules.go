@@ -12,6 +12,9 @@ import "strings"
 // formFacts is what the decoder noted about the form of the error object
 // while reading it; the zero value is "nothing seen".
 type formFacts struct {
+	// stream: the error was read from an event stream, whose status line
+	// (200) is the stream's, not the error's.
+	stream bool
 	// topStatus: google.rpc.Status members (a numeric code with status or
 	// details) at the top level of the body instead of under "error".
 	topStatus bool
@@ -64,9 +67,13 @@ func (d *Decoder) relayDetails(det jval, f *facts) {
 	}
 }
 
-// acceptedMedia reports whether a media type is one seed 003 lists for A2A
-// error replies ("accept all three types when you read").
+// acceptedMedia reports whether a Content-Type is one seed 003 lists for
+// A2A error replies ("accept all three types when you read").
 func acceptedMedia(ct string) bool {
+	switch ct { // the common spellings, without the work of mediaType
+	case "application/json", "application/a2a+json", "application/json; charset=utf-8":
+		return true
+	}
 	mt := mediaType(ct)
 	return equalFoldASCII(mt, "application/json") || equalFoldASCII(mt, "application/a2a+json") ||
 		equalFoldASCII(mt, "application/problem+json")
@@ -78,11 +85,10 @@ func httpStatusCode(n int) bool { return n >= 100 && n <= 599 }
 
 // formFindings raises the seed 003 and seed 004 findings.
 func (d *Decoder) formFindings(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
-	stream := isSSEMedia(h.contentType) || looksSSE(trimSpace(rep.Body))
 	if rec.Protocol == ProtocolAgentRelay {
 		d.relayFindings(f, rec)
 	} else {
-		d.a2aFormFindings(rep, h, f, rec, stream)
+		d.a2aFormFindings(rep, h, f, rec)
 	}
 	// Seed 003: "a google.rpc.BadRequest that names the field".
 	if f.badRequest && (f.form.badRequestFields == 0 || f.form.badRequestNoField) {
@@ -92,7 +98,8 @@ func (d *Decoder) formFindings(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 
 // a2aFormFindings checks an A2A error (or an AAP error carried by A2A)
 // against seed 003.
-func (d *Decoder) a2aFormFindings(rep *Reply, h *hdrInfo, f *facts, rec *Record, stream bool) {
+func (d *Decoder) a2aFormFindings(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
+	stream := f.form.stream
 	a2a := rec.Protocol == ProtocolA2A ||
 		(rec.Protocol == ProtocolAAP && rec.Envelope != EnvAAPError && rec.Envelope != EnvMCPToolResult)
 
