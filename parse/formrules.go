@@ -128,9 +128,11 @@ func (d *Decoder) a2aFormFindings(rep *Reply, h *hdrInfo, f *facts, rec *Record)
 	}
 
 	// The media type of a JSON error body (an event stream carries its
-	// errors inside; a body that is not JSON is decided from the status).
+	// errors inside; a body that is not JSON is decided from the status). A
+	// reply without Content-Type is not judged: an event need not carry the
+	// header, and the seeds' own examples omit it.
 	if a2a && rec.Binding != BindingGRPC && !stream && rec.Envelope != EnvNone &&
-		(h.contentType != "" || d.sc.hdrRead) && !acceptedMedia(h.contentType) {
+		h.contentType != "" && !acceptedMedia(h.contentType) {
 		rec.addFinding(FindA2AMediaType)
 	}
 
@@ -147,6 +149,10 @@ func (d *Decoder) a2aFormFindings(rep *Reply, h *hdrInfo, f *facts, rec *Record)
 	case EnvJSONRPCError:
 		if rec.HasJSONRPC && rec.JSONRPCCode != e.jsonrpc {
 			rec.addFinding(FindA2AReasonCodeMismatch)
+		}
+		// "A JSON-RPC error is an ordinary response with HTTP 200."
+		if e.http != 0 && !stream && rec.HTTPStatus != 0 && rec.HTTPStatus != 200 {
+			rec.addFinding(FindA2AStatusNotMapped)
 		}
 	case EnvRPCStatus:
 		status := rec.HTTPStatus

@@ -109,6 +109,8 @@ var (
 		`{"error":{"code":400,"status":"INVALID_ARGUMENT","message":"Content type video/mp4 is not supported","details":[`+errInfoA2A("CONTENT_TYPE_NOT_SUPPORTED")+`]}}`)
 	t3JSONRPCNotFound = httpRawCT("200 OK", "application/json", "",
 		`{"jsonrpc":"2.0","id":3,"error":{"code":-32001,"message":"Task not found","data":[`+errInfoA2A("TASK_NOT_FOUND")+`]}}`)
+	t3JSONRPCNoCT = httpRawCT("200 OK", "", "",
+		`{"jsonrpc":"2.0","id":5,"error":{"code":-32001,"message":"Task not found","data":[`+errInfoA2A("TASK_NOT_FOUND")+`]}}`)
 	t3JSONRPCCancel = httpRawCT("200 OK", "application/a2a+json", "",
 		`{"jsonrpc":"2.0","id":"c-10","error":{"code":-32002,"message":"Task cannot be canceled","data":[`+errInfoA2A("TASK_NOT_CANCELABLE")+`]}}`)
 	t3JSONRPCBadRequest = httpRawCT("200 OK", "application/json", "",
@@ -167,7 +169,7 @@ var ruleCases034 = []ruleCase034{
 	// Seed 003: "Send `application/a2a+json`, and accept all three types when you read."
 	{FindA2AMediaType, "rest-text-plain", t3RestNotFound, swap(t3RestNotFound, "application/a2a+json", "text/plain; charset=utf-8")},
 	{FindA2AMediaType, "jsonrpc-text-plain", t3JSONRPCNotFound, swap(t3JSONRPCNotFound, "application/json", "text/plain; charset=utf-8")},
-	{FindA2AMediaType, "jsonrpc-no-content-type", t3JSONRPCCancel, swap(t3JSONRPCCancel, "Content-Type: application/a2a+json\r\n", "")},
+	{FindA2AMediaType, "jsonrpc-octet-stream", t3JSONRPCCancel, swap(t3JSONRPCCancel, "application/a2a+json", "application/octet-stream")},
 	{FindA2AMediaType, "rest-text-html", t3RestCancel, swap(t3RestCancel, "application/a2a+json", "text/html")},
 
 	// Seed 003: "Its `error` object repeats the status in `code`, names the gRPC status in `status`, …"
@@ -184,6 +186,8 @@ var ruleCases034 = []ruleCase034{
 	{FindA2AReasonCodeMismatch, "jsonrpc-32001-task-not-cancelable", t3JSONRPCCancel, swap(t3JSONRPCCancel, `"code":-32002`, `"code":-32001`)},
 	{FindA2AReasonCodeMismatch, "jsonrpc-32004-task-not-found", t3JSONRPCNotFound, swap(t3JSONRPCNotFound, `"code":-32001`, `"code":-32004`)},
 	{FindA2AReasonCodeMismatch, "jsonrpc-32603-task-not-found", t3JSONRPCNotFound, swap(t3JSONRPCNotFound, `"code":-32001`, `"code":-32603`)},
+	// The seeds' own examples carry no Content-Type: a reply without one is not judged.
+	{FindA2AReasonCodeMismatch, "jsonrpc-no-content-type-32004", t3JSONRPCNoCT, swap(t3JSONRPCNoCT, `"code":-32001`, `"code":-32004`)},
 
 	// Seed 003: "HTTP answers `400` for seven, and gRPC answers `FAILED_PRECONDITION` for six".
 	{FindA2AStatusNotMapped, "rest-not-cancelable-409-v1.0.0", t3RestCancel, swap(t3RestCancel,
@@ -194,6 +198,7 @@ var ruleCases034 = []ruleCase034{
 		"400 Bad Request", "415 Unsupported Media Type", `"code":400,"status":"INVALID_ARGUMENT"`, `"code":415,"status":"INVALID_ARGUMENT"`)},
 	{FindA2AStatusNotMapped, "grpc-push-unimplemented-v1.0.0", t3GRPCPush, grpcRaw(grpcUnimplemented, "Push notifications are not supported", pushInfo)},
 	{FindA2AStatusNotMapped, "grpc-not-cancelable-aborted", t3GRPCCancel, grpcRaw(grpcAborted, "Task cannot be canceled", cancelInfo)},
+	{FindA2AStatusNotMapped, "jsonrpc-task-not-found-http-404", t3JSONRPCNotFound, swap(t3JSONRPCNotFound, "200 OK", "404 Not Found")},
 
 	// Seed 003: "Validation errors carry a different detail type, a `google.rpc.BadRequest` that names the field".
 	{FindBadRequestWithoutFields, "jsonrpc-empty-violations", t3JSONRPCBadRequest, swap(t3JSONRPCBadRequest,
