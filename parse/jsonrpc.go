@@ -49,10 +49,11 @@ func (d *Decoder) jsonrpcError(e jval, f *facts, rec *Record) *DecodeError {
 			d.jsonAAP(data, viaData, f, rec)
 			break
 		}
-		if sym := data.get("code"); sym.kind == jString || data.get("request_id").kind == jString {
+		if sym := data.get("code"); sym.kind == jString ||
+			(data.get("request_id").kind == jString && data.get("details").kind == jObject) {
 			// AgentRelay: data is {code: "<symbol>", request_id, details}
-			// (seed 004); a data object with request_id but no symbol is
-			// the same envelope, incomplete.
+			// (seed 004); request_id and a details object without the
+			// symbol are the same envelope, incomplete.
 			f.form.relay = true
 			f.relayCode = a.str(sym)
 			f.relayRequestID = a.str(data.get("request_id"))

@@ -208,10 +208,11 @@ func (d *Decoder) jsonBody(v jval, h *hdrInfo, f *facts, rec *Record) *DecodeErr
 		return nil
 	case isProblem(h, &t):
 		return d.problem(v, &t, f, rec)
-	case t.code.kind == jString, t.requestID.kind == jString && (t.message.ok() || t.details.ok()):
+	case t.code.kind == jString, t.requestID.kind == jString && t.details.kind == jObject:
 		// AgentRelay flat REST error {code, message, request_id, details}
-		// (seed 004); one with a request_id but no symbol is the same
-		// envelope, incomplete.
+		// (seed 004); request_id and a details object without the symbol
+		// are the same envelope, incomplete (a gateway's {message,
+		// request_id} is not).
 		rec.Envelope = EnvRelayFlat
 		f.form.relay = true
 		f.relayCode = a.str(t.code)

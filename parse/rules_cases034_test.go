@@ -341,3 +341,22 @@ func TestA2APythonWrappingCaptures(t *testing.T) {
 		}
 	}
 }
+
+// TestRelayNeedsItsEnvelope: a body with a request_id is not taken for an
+// AgentRelay error unless it has the symbol or the details object of seed
+// 004's envelope (a gateway's {message, request_id} is no AgentRelay reply).
+func TestRelayNeedsItsEnvelope(t *testing.T) {
+	for _, body := range []string{
+		`{"message":"API rate limit exceeded","request_id":"8f2c1e0a9b7d4c3e"}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error","data":{"request_id":"8f2c1e0a9b7d4c3e"}}}`,
+	} {
+		rec := decodeFindings(t, httpRawCT("429 Too Many Requests", "application/json", "Retry-After: 3\r\n", body))
+		if rec.Protocol == ProtocolAgentRelay || rec.HasFinding(FindRelayEnvelopeIncomplete) {
+			t.Errorf("%s: protocol %s findings %v; want no AgentRelay reading", body, rec.Protocol, rec.Findings)
+		}
+	}
+	rec := decodeFindings(t, httpRawCT("404 Not Found", "application/json", "", `{"message":"No agent with handle 'ghost@acme'","request_id":"req_01HXY4K2VNJQP7R8MWDB3CSTF","details":{}}`))
+	if rec.Protocol != ProtocolAgentRelay || !rec.HasFinding(FindRelayEnvelopeIncomplete) {
+		t.Errorf("envelope without its symbol: protocol %s findings %v; want agentrelay, relay_envelope_incomplete", rec.Protocol, rec.Findings)
+	}
+}
