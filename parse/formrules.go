@@ -124,7 +124,7 @@ func (d *Decoder) a2aFormFindings(rep *Reply, h *hdrInfo, f *facts, rec *Record)
 		}
 	}
 	if rec.Envelope == EnvRPCStatus {
-		d.statusFindings(f, rec, stream)
+		d.statusFindings(rec, stream)
 	}
 
 	// The media type of a JSON error body (an event stream carries its
@@ -172,7 +172,7 @@ func (d *Decoder) a2aFormFindings(rep *Reply, h *hdrInfo, f *facts, rec *Record)
 // statusFindings checks a google.rpc.Status body under "error": its code
 // repeats the HTTP status and its status names the google.rpc.Code whose
 // HTTP mapping is that status.
-func (d *Decoder) statusFindings(f *facts, rec *Record, stream bool) {
+func (d *Decoder) statusFindings(rec *Record, stream bool) {
 	code := d.sc.bodyStatus
 	// A status line of an event stream is the stream's (200), not the
 	// error's; HTTP 4xx/5xx against a different 4xx/5xx is
