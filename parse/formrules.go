@@ -42,8 +42,9 @@ func (ff *formFacts) badRequestField(field string) {
 }
 
 // relayDetails reads an AgentRelay envelope's details member: its shape for
-// the seed 004 rules, and the retry delay it may carry.
-func (d *Decoder) relayDetails(det jval, f *facts) {
+// the seed 004 rules, the retry delay it may carry, and the field
+// violations of a zod issue list ({path: [...], message} items).
+func (d *Decoder) relayDetails(det jval, f *facts, rec *Record) {
 	f.form.relayDetails = det.kind
 	if det.kind != jObject {
 		return
@@ -58,13 +59,51 @@ func (d *Decoder) relayDetails(det jval, f *facts) {
 			return
 		}
 		f.form.relayDetailsN++
-		if v.kind == jArray {
-			items := v.array()
-			if x, ok := items.next(); ok && x.kind == jObject {
-				f.form.relayIssues = true
+		if v.kind != jArray {
+			continue
+		}
+		items := v.array()
+		for {
+			x, ok := items.next()
+			if !ok || x.kind != jObject {
+				break
+			}
+			f.form.relayIssues = true
+			if p := x.get("path"); p.kind == jArray {
+				d.addViolation(rec, d.issuePath(p), d.sc.ar.str(x.get("message")))
 			}
 		}
 	}
+}
+
+// issuePath joins a zod issue's path (["message", "parts", 0, "text"]) into
+// a field path ("message.parts.0.text"), in the arena. Escaped names keep
+// their escapes: a path names a parameter, not a value.
+func (d *Decoder) issuePath(p jval) string {
+	a := &d.sc.ar
+	a.grow(len(p.bytes()))
+	start := len(a.buf)
+	it := p.array()
+	for {
+		x, ok := it.next()
+		if !ok {
+			break
+		}
+		var part []byte
+		switch x.kind {
+		case jString:
+			part = x.inner()
+		case jNumber:
+			part = x.bytes()
+		default:
+			continue
+		}
+		if len(a.buf) > start {
+			a.buf = append(a.buf, '.')
+		}
+		a.buf = append(a.buf, part...)
+	}
+	return bytesToString(a.buf[start:])
 }
 
 // acceptedMedia reports whether a Content-Type is one seed 003 lists for

@@ -57,7 +57,7 @@ func (d *Decoder) jsonrpcError(e jval, f *facts, rec *Record) *DecodeError {
 			f.form.relay = true
 			f.relayCode = a.str(sym)
 			f.relayRequestID = a.str(data.get("request_id"))
-			d.relayDetails(data.get("details"), f)
+			d.relayDetails(data.get("details"), f, rec)
 			break
 		}
 		if data.get("uri").kind == jString {

@@ -217,7 +217,7 @@ func (d *Decoder) jsonBody(v jval, h *hdrInfo, f *facts, rec *Record) *DecodeErr
 		f.form.relay = true
 		f.relayCode = a.str(t.code)
 		f.relayRequestID = a.str(t.requestID)
-		d.relayDetails(t.details, f)
+		d.relayDetails(t.details, f, rec)
 		rec.Message = d.redactStr(a.str(t.message))
 		return nil
 	case t.code.kind == jNumber && t.message.ok():

@@ -360,3 +360,30 @@ func TestRelayNeedsItsEnvelope(t *testing.T) {
 		t.Errorf("envelope without its symbol: protocol %s findings %v; want agentrelay, relay_envelope_incomplete", rec.Protocol, rec.Findings)
 	}
 }
+
+// TestRelayIssuesAreFieldViolations: the zod issue list of an AgentRelay
+// invalid_params becomes the record's field violations: the path joined
+// with dots, the issue's message as the description.
+func TestRelayIssuesAreFieldViolations(t *testing.T) {
+	for _, c := range []struct {
+		reply, field, desc string
+	}{
+		{r4RestInvalidParams, "recipient", "Required"},
+		{r4JSONRPCInvalidParams, "message.parts.0.text", "String must contain at least 1 character(s)"},
+	} {
+		rec := decodeFindings(t, c.reply)
+		if len(rec.FieldViolations) != 1 || rec.FieldViolations[0].Field != c.field || rec.FieldViolations[0].Description != c.desc {
+			t.Errorf("field violations %+v; want [{%s %s}]", rec.FieldViolations, c.field, c.desc)
+		}
+	}
+	if rec := decodeFindings(t, r4RestRateLimited); len(rec.FieldViolations) != 0 {
+		t.Errorf("rate_limited without issues: field violations %+v", rec.FieldViolations)
+	}
+	// Reading the issues costs no allocation once the Decoder is warm.
+	d := NewDecoder(Options{KeepRaw: -1})
+	var rec Record
+	msg := []byte(r4JSONRPCInvalidParams)
+	if n := testing.AllocsPerRun(100, func() { d.DecodeMessage(msg, nil, 1764489600000, &rec) }); n != 0 {
+		t.Errorf("%v allocations per decode; want 0", n)
+	}
+}
