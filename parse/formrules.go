@@ -43,7 +43,7 @@ func (ff *formFacts) badRequestField(field string) {
 
 // relayDetails reads an AgentRelay envelope's details member: its shape for
 // the seed 004 rules, the retry delay it may carry, and the field
-// violations of a zod issue list ({path: [...], message} items).
+// violations of a zod issue list ({code, path: [...], message} items).
 func (d *Decoder) relayDetails(det jval, f *facts, rec *Record) {
 	f.form.relayDetails = det.kind
 	if det.kind != jObject {
@@ -70,7 +70,9 @@ func (d *Decoder) relayDetails(det jval, f *facts, rec *Record) {
 			}
 			f.form.relayIssues = true
 			if p := x.get("path"); p.kind == jArray {
-				d.addViolation(rec, d.issuePath(p), d.sc.ar.str(x.get("message")))
+				// The issue's code (invalid_type, too_small), not its message:
+				// zod's messages can quote the value received.
+				d.addViolation(rec, d.issuePath(p), d.sc.ar.str(x.get("code")))
 			}
 		}
 	}

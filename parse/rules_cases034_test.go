@@ -363,13 +363,14 @@ func TestRelayNeedsItsEnvelope(t *testing.T) {
 
 // TestRelayIssuesAreFieldViolations: the zod issue list of an AgentRelay
 // invalid_params becomes the record's field violations: the path joined
-// with dots, the issue's message as the description.
+// with dots, the issue's code as the description (never its message, which
+// can quote the value received).
 func TestRelayIssuesAreFieldViolations(t *testing.T) {
 	for _, c := range []struct {
 		reply, field, desc string
 	}{
-		{r4RestInvalidParams, "recipient", "Required"},
-		{r4JSONRPCInvalidParams, "message.parts.0.text", "String must contain at least 1 character(s)"},
+		{r4RestInvalidParams, "recipient", "invalid_type"},
+		{r4JSONRPCInvalidParams, "message.parts.0.text", "too_small"},
 	} {
 		rec := decodeFindings(t, c.reply)
 		if len(rec.FieldViolations) != 1 || rec.FieldViolations[0].Field != c.field || rec.FieldViolations[0].Description != c.desc {
