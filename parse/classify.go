@@ -108,7 +108,7 @@ func (d *Decoder) protocolOf(h *hdrInfo, f *facts, rec *Record) Protocol {
 	switch {
 	case f.aap.found || f.domain == domainAAP:
 		return ProtocolAAP
-	case f.relayCode != "":
+	case f.relayCode != "" || f.form.relay:
 		return ProtocolAgentRelay
 	case rec.Envelope == EnvMCPToolResult || d.sc.mcpURI:
 		return ProtocolMCP
@@ -394,6 +394,7 @@ func (d *Decoder) findings(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 	if f.debugInfo {
 		rec.addFinding(FindDebugInfoExposed)
 	}
+	d.formFindings(rep, h, f, rec)
 }
 
 // limitFindings checks a rate limit or an overload against seed 002: the

@@ -69,6 +69,10 @@ type facts struct {
 	relayCode      string
 	relayRequestID string
 	relayRetryMS   int64
+
+	// form: what the reply's error object looks like, for the seed 003 and
+	// seed 004 rules (formrules.go).
+	form formFacts
 }
 
 func (f *facts) reset() {
@@ -251,7 +255,9 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 			if !ok {
 				break
 			}
-			d.addViolation(rec, a.str(x.get("field")), a.str(x.get("description")))
+			field := a.str(x.get("field"))
+			f.form.badRequestField(field)
+			d.addViolation(rec, field, a.str(x.get("description")))
 		}
 	case tDebugInfo:
 		f.debugInfo = true
@@ -512,6 +518,7 @@ func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
 						q.skip(w)
 					}
 				}
+				f.form.badRequestField(fld)
 				d.addViolation(rec, fld, desc)
 			} else {
 				m.skip(wt)

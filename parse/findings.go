@@ -47,4 +47,18 @@ const (
 	FindQuotaOverloadSwapped     Finding = "quota_overload_swapped"
 	FindRetryInfoMissing         Finding = "retry_info_missing"
 	FindDebugInfoExposed         Finding = "debug_info_exposed"
+	// Seed 003: the A2A error in each binding.
+	FindA2ABodyNotStatus        Finding = "a2a_body_not_status"
+	FindA2AMediaType            Finding = "a2a_media_type_unaccepted"
+	FindStatusCodeNotHTTP       Finding = "status_code_not_http"
+	FindStatusNameMismatch      Finding = "status_name_mismatch"
+	FindA2AReasonCodeMismatch   Finding = "a2a_reason_code_mismatch"
+	FindA2AStatusNotMapped      Finding = "a2a_status_not_mapped"
+	FindBadRequestWithoutFields Finding = "bad_request_without_fields"
+	FindMessageMissing          Finding = "message_missing"
+	// Seed 004: the AgentRelay envelope and code table.
+	FindRelayEnvelopeIncomplete  Finding = "relay_envelope_incomplete"
+	FindRelayCodeMismatch        Finding = "relay_jsonrpc_code_mismatch"
+	FindRelayInternalNotRedacted Finding = "relay_internal_not_redacted"
+	FindRelayIssuesMissing       Finding = "relay_issue_list_missing"
 )

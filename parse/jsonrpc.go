@@ -57,15 +57,15 @@ func (d *Decoder) jsonrpcError(e jval, f *facts, rec *Record) *DecodeError {
 			d.jsonAAP(data, viaData, f, rec)
 			break
 		}
-		if sym := data.get("code"); sym.kind == jString {
-			// AgentRelay: data is {code: "<symbol>", request_id, details}.
+		if sym := data.get("code"); sym.kind == jString ||
+			(data.get("request_id").kind == jString && data.get("details").kind == jObject) {
+			// AgentRelay: data is {code: "<symbol>", request_id, details}
+			// (seed 004); request_id and a details object without the
+			// symbol are the same envelope, incomplete.
+			f.form.relay = true
 			f.relayCode = a.str(sym)
 			f.relayRequestID = a.str(data.get("request_id"))
-			if det := data.get("details"); det.kind == jObject {
-				if ms, ok := det.get("retry_after_ms").int(); ok {
-					f.relayRetryMS = ms
-				}
-			}
+			d.relayDetails(data.get("details"), f, rec)
 			break
 		}
 		if data.get("uri").kind == jString {

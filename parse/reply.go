@@ -190,6 +190,8 @@ func (d *Decoder) jsonBody(v jval, h *hdrInfo, f *facts, rec *Record) *DecodeErr
 		}
 	}
 
+	// google.rpc.Status members at the top level instead of under "error".
+	f.form.topStatus = !t.err.ok() && t.code.kind == jNumber && (t.status.kind == jString || t.details.kind == jArray)
 	switch {
 	case t.err.kind == jObject && (t.jsonrpc.ok() || isJSONRPCErrorObject(t.err)):
 		return d.jsonrpcError(t.err, f, rec)
@@ -220,16 +222,16 @@ func (d *Decoder) jsonBody(v jval, h *hdrInfo, f *facts, rec *Record) *DecodeErr
 		return nil
 	case isProblem(h, &t):
 		return d.problem(v, &t, f, rec)
-	case t.code.kind == jString:
-		// AgentRelay flat REST error {code, message, request_id, details}.
+	case t.code.kind == jString, t.requestID.kind == jString && t.details.kind == jObject:
+		// AgentRelay flat REST error {code, message, request_id, details}
+		// (seed 004); request_id and a details object without the symbol
+		// are the same envelope, incomplete (a gateway's {message,
+		// request_id} is not).
 		rec.Envelope = EnvRelayFlat
+		f.form.relay = true
 		f.relayCode = a.str(t.code)
 		f.relayRequestID = a.str(t.requestID)
-		if t.details.kind == jObject {
-			if ms, ok := t.details.get("retry_after_ms").int(); ok {
-				f.relayRetryMS = ms
-			}
-		}
+		d.relayDetails(t.details, f, rec)
 		rec.Message = d.redactStr(a.str(t.message))
 		return nil
 	case t.code.kind == jNumber && (t.status.kind == jString || t.details.kind == jArray) && isStatusCode(t.code):

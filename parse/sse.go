@@ -21,6 +21,7 @@ func looksSSE(b []byte) bool {
 // sse finds the last event of a stream that carries an error (an `error`
 // event, a JSON-RPC error, a Status, or a task that failed) and decodes it.
 func (d *Decoder) sse(body []byte, h *hdrInfo, f *facts, rec *Record) *DecodeError {
+	f.form.stream = true
 	var best []byte
 	var name []byte
 	buf := d.sc.sse[:0]

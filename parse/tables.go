@@ -109,6 +109,11 @@ type a2aError struct {
 	kind     Kind
 	retry    Tri // default when the reply does not say
 	desc     string
+	// http and grpc are the error's status in the HTTP+JSON and gRPC
+	// bindings (spec §5.4 as of v1.0.1, seed 003: "HTTP answers 400 for
+	// seven, and gRPC answers FAILED_PRECONDITION for six"); http is 0 where
+	// the spec maps none (the standard JSON-RPC codes, SDK-only codes).
+	http, grpc int
 }
 
 // a2aErrors is the A2A table: spec §5.4/§9.5 (the reason rule of §9.5,
@@ -116,23 +121,23 @@ type a2aError struct {
 // generic server-error code (REFERENCE §7.3), so only a2a-go's reason
 // SERVER_ERROR names it, never the number.
 var a2aErrors = [...]a2aError{
-	{"TASK_NOT_FOUND", nil, -32001, true, KindNotFound, TriFalse, "TaskNotFoundError"},
-	{"TASK_NOT_CANCELABLE", nil, -32002, true, KindConflict, TriFalse, "TaskNotCancelableError"},
-	{"PUSH_NOTIFICATION_NOT_SUPPORTED", nil, -32003, true, KindUnsupported, TriFalse, "PushNotificationNotSupportedError"},
-	{"UNSUPPORTED_OPERATION", nil, -32004, true, KindUnsupported, TriFalse, "UnsupportedOperationError"},
-	{"CONTENT_TYPE_NOT_SUPPORTED", []string{"UNSUPPORTED_CONTENT_TYPE" /* a2a-rs REST */}, -32005, true, KindUnsupported, TriFalse, "ContentTypeNotSupportedError"},
-	{"INVALID_AGENT_RESPONSE", nil, -32006, true, KindInternal, TriTrue, "InvalidAgentResponseError"},
-	{"EXTENDED_AGENT_CARD_NOT_CONFIGURED", nil, -32007, true, KindUnsupported, TriFalse, "ExtendedAgentCardNotConfiguredError"},
-	{"EXTENSION_SUPPORT_REQUIRED", nil, -32008, true, KindUnsupported, TriFalse, "ExtensionSupportRequiredError"},
-	{"VERSION_NOT_SUPPORTED", nil, -32009, true, KindUnsupported, TriFalse, "VersionNotSupportedError"},
-	{"PARSE_ERROR", []string{"JSON_PARSE" /* a2a-java */}, -32700, true, KindInvalid, TriFalse, "JSONParseError"},
-	{"INVALID_REQUEST", nil, -32600, true, KindInvalid, TriFalse, "InvalidRequestError"},
-	{"METHOD_NOT_FOUND", nil, -32601, true, KindUnsupported, TriFalse, "MethodNotFoundError"},
-	{"INVALID_PARAMS", nil, -32602, true, KindInvalid, TriFalse, "InvalidParamsError"},
-	{"INTERNAL_ERROR", []string{"INTERNAL" /* a2a-java */, "UNKNOWN_ERROR" /* a2a-python fallback */}, -32603, true, KindInternal, TriTrue, "InternalError"},
-	{"SERVER_ERROR", nil, -32000, false, KindInternal, TriTrue, "a2a-go ErrServerError"},
-	{"UNAUTHENTICATED", nil, -31401, true, KindAuth, TriFalse, "a2a-go authentication error (code outside the reserved range)"},
-	{"UNAUTHORIZED", nil, -31403, true, KindAuth, TriFalse, "a2a-go authorization error (code outside the reserved range)"},
+	{"TASK_NOT_FOUND", nil, -32001, true, KindNotFound, TriFalse, "TaskNotFoundError", 404, grpcNotFound},
+	{"TASK_NOT_CANCELABLE", nil, -32002, true, KindConflict, TriFalse, "TaskNotCancelableError", 400, grpcFailedPrecondition},
+	{"PUSH_NOTIFICATION_NOT_SUPPORTED", nil, -32003, true, KindUnsupported, TriFalse, "PushNotificationNotSupportedError", 400, grpcFailedPrecondition},
+	{"UNSUPPORTED_OPERATION", nil, -32004, true, KindUnsupported, TriFalse, "UnsupportedOperationError", 400, grpcFailedPrecondition},
+	{"CONTENT_TYPE_NOT_SUPPORTED", []string{"UNSUPPORTED_CONTENT_TYPE" /* a2a-rs REST */}, -32005, true, KindUnsupported, TriFalse, "ContentTypeNotSupportedError", 400, grpcInvalidArgument},
+	{"INVALID_AGENT_RESPONSE", nil, -32006, true, KindInternal, TriTrue, "InvalidAgentResponseError", 500, grpcInternal},
+	{"EXTENDED_AGENT_CARD_NOT_CONFIGURED", nil, -32007, true, KindUnsupported, TriFalse, "ExtendedAgentCardNotConfiguredError", 400, grpcFailedPrecondition},
+	{"EXTENSION_SUPPORT_REQUIRED", nil, -32008, true, KindUnsupported, TriFalse, "ExtensionSupportRequiredError", 400, grpcFailedPrecondition},
+	{"VERSION_NOT_SUPPORTED", nil, -32009, true, KindUnsupported, TriFalse, "VersionNotSupportedError", 400, grpcFailedPrecondition},
+	{"PARSE_ERROR", []string{"JSON_PARSE" /* a2a-java */}, -32700, true, KindInvalid, TriFalse, "JSONParseError", 0, 0},
+	{"INVALID_REQUEST", nil, -32600, true, KindInvalid, TriFalse, "InvalidRequestError", 0, 0},
+	{"METHOD_NOT_FOUND", nil, -32601, true, KindUnsupported, TriFalse, "MethodNotFoundError", 0, 0},
+	{"INVALID_PARAMS", nil, -32602, true, KindInvalid, TriFalse, "InvalidParamsError", 0, 0},
+	{"INTERNAL_ERROR", []string{"INTERNAL" /* a2a-java */, "UNKNOWN_ERROR" /* a2a-python fallback */}, -32603, true, KindInternal, TriTrue, "InternalError", 0, 0},
+	{"SERVER_ERROR", nil, -32000, false, KindInternal, TriTrue, "a2a-go ErrServerError", 0, 0},
+	{"UNAUTHENTICATED", nil, -31401, true, KindAuth, TriFalse, "a2a-go authentication error (code outside the reserved range)", 0, 0},
+	{"UNAUTHORIZED", nil, -31403, true, KindAuth, TriFalse, "a2a-go authorization error (code outside the reserved range)", 0, 0},
 }
 
 // Views of a2aErrors, built once from its rows.
