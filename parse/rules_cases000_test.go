@@ -48,9 +48,10 @@ var (
 	// MCP as an event whose method is tools/call.
 	twinMCPEvent = `{"v":1,"event_id":"e-mcp-1","observed_at":1764489600000,"agent":"dealer-agent","method":"tools/call",` +
 		`"reply":{"binding":"jsonrpc","http_status":200,"headers":{"Content-Type":"application/json"},"body_json":{"jsonrpc":"2.0","id":12,` + mcpResult + `}}}`
-	// An A2A problem details reply (the A2A spec's HTTP+JSON sample form).
+	// A problem details reply (RFC 9457) of an agent's own, not an A2A error
+	// (an A2A error must be a google.rpc.Status under "error": seed 003).
 	twinProblem = "HTTP/1.1 404 Not Found\r\nContent-Type: application/problem+json\r\n\r\n" +
-		`{"type":"https://a2a-protocol.org/errors/task-not-found","title":"Task not found","status":404,"detail":"The task does not exist or is not visible to this caller."}`
+		`{"type":"https://agents.example.com/problems/order-not-found","title":"Order not found","status":404,"detail":"The order does not exist or is not visible to this caller."}`
 )
 
 // Frames of stack traces, one per runtime form.
@@ -71,7 +72,7 @@ var ruleCases000 = []ruleCase{
 	{FindEchoesSecret, "mcp-hint-phone", twinMCPHeader, `Search the inventory again before naming a vehicle.`, `Call the buyer back at +1 415 555 0123 before naming a vehicle.`},
 	{FindEchoesSecret, "a2a-struct-error-item-email", twinA2AFilter, `"error":"Filter is not advertised."`, `"error":"Filter is not advertised to jane.doe@example.com."`},
 	{FindEchoesSecret, "a2a-metadata-email", twinA2AThrottle, `"retryable":"true","created_at"`, `"retryable":"true","buyer":"jane.doe@example.com","created_at"`},
-	{FindEchoesSecret, "problem-title-email", twinProblem, `"title":"Task not found"`, `"title":"Task of jane.doe@example.com not found"`},
+	{FindEchoesSecret, "problem-title-email", twinProblem, `"title":"Order not found"`, `"title":"Order of jane.doe@example.com not found"`},
 	// National ids and national phone formats (the redactor's [ssn] and
 	// phone classes, issue 25 §6).
 	{FindEchoesSecret, "pap-message-ssn", twinPAP, `"message":"This deployment does not support features_all."`, `"message":"No lead for SSN 536-22-8147 in features_all."`},
@@ -86,7 +87,7 @@ var ruleCases000 = []ruleCase{
 	{FindEchoesStackTrace, "mcp-hint-go", twinMCPHeader, `"hint":"Search the inventory again before naming a vehicle."`, `"hint":"` + goFrames + `"`},
 	{FindEchoesStackTrace, "a2a-jsonrpc-message-dotnet", twinA2AThrottle, `"message":"Per-key rate limit exceeded.","data"`, `"message":"` + dotnetFrames + `","data"`},
 	{FindEchoesStackTrace, "pap-details-trace-member", twinPAP, `"hint":"Read the`, `"trace":"` + javaFrames + `","hint":"Read the`},
-	{FindEchoesStackTrace, "problem-detail-node", twinProblem, `"detail":"The task does not exist or is not visible to this caller."`, `"detail":"` + nodeFrames + `"`},
+	{FindEchoesStackTrace, "problem-detail-node", twinProblem, `"detail":"The order does not exist or is not visible to this caller."`, `"detail":"` + nodeFrames + `"`},
 
 	// Correlation ids that expose the shopper.
 	{FindAAPErrorIDIdentity, "pap-error-id-email", twinPAP, `"error_id":"error_example_001"`, `"error_id":"err-jane.doe@example.com"`},
