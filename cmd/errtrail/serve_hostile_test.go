@@ -619,7 +619,9 @@ func TestServeReportsDoNotStarveLookups(t *testing.T) {
 				id := rows[4*j+i].errorID
 				lookups <- srv.get(t, "/v1/errors/"+id, b...)
 				lookups <- srv.get(t, "/v1/errors?agent=busy-agent&limit=5", b...)
-				lookups <- srv.get(t, "/readyz")
+				if i == 0 { // a probe asks alone (its pool has 2 connections)
+					lookups <- srv.get(t, "/readyz")
+				}
 				lookups <- srv.get(t, "/errors?id="+id)
 			}
 		}()
