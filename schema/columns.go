@@ -85,7 +85,19 @@ var LandingColumns = []Column{
 	{"dl_reason", "String", tString},
 	{"dl_error", "String", tString},
 	{"raw", "String", tString},
+	// Migration 008 added the columns from here on (ALTER TABLE ... ADD
+	// COLUMN appends them); landingV1 is the list migration 001 created.
+	{"source_version", "String", tString},
 }
+
+// landingV1 and errorsV1 are the columns migrations 001 created: their
+// rendering must not change (their checksum is their identity), so the
+// columns later migrations add are appended to LandingColumns and
+// errorsColumns and left out of these.
+var (
+	landingV1 = LandingColumns[:46]
+	errorsV1  = errorsColumns[:42]
+)
 
 // LandingInsert returns the INSERT statement for a landing batch, with the
 // explicit column list, e.g. for conn.PrepareBatch.
@@ -164,6 +176,9 @@ var errorsColumns = []col{
 	{"violation_fields", "Array(String)", false, codecText},
 	{"violation_descriptions", "Array(String)", false, codecText},
 	{"findings", "Array(String)", false, codecText},
+	// Migration 008: the agent's version the event named (source.version
+	// or the errtrail-source-version header), "" when none.
+	{"source_version", "String", true, 0},
 }
 
 var deadLetterColumns = []col{

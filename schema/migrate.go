@@ -2,8 +2,12 @@ package schema
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
+	"strings"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/proto"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
@@ -99,9 +103,9 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 			default:
 				return res, &ChecksumError{m.Version, m.Name, a.checksum, m.Checksum, a.server}
 			}
-			if missing := missingObjects(m, have); len(missing) > 0 {
+			if missing := missingObjects(m, have, droppedAfter(migs, m.Version)); len(missing) > 0 {
 				for i, st := range m.Statements {
-					if err := conn.Exec(ctx, st); err != nil {
+					if err := execStatement(ctx, conn, st); err != nil {
 						return res, fmt.Errorf("schema: migration %03d (%s), re-creating %v, statement %d: %w\n%s",
 							m.Version, m.Name, missing, i+1, err, st)
 					}
@@ -111,7 +115,7 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 			continue
 		}
 		for i, st := range m.Statements {
-			if err := conn.Exec(ctx, st); err != nil {
+			if err := execStatement(ctx, conn, st); err != nil {
 				return res, fmt.Errorf("schema: migration %03d (%s), statement %d: %w\n%s", m.Version, m.Name, i+1, err, st)
 			}
 		}
@@ -125,7 +129,60 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 		}
 		res.Applied = append(res.Applied, m.Version)
 	}
+	// A repaired migration re-creates what it created, including objects a
+	// later migration dropped (migration 001's mv1_errors, replaced in
+	// 008): drop them again.
+	if len(res.Repaired) > 0 {
+		for _, m := range migs[1:] {
+			if m.Version <= res.Repaired[0] {
+				continue
+			}
+			for _, st := range m.Statements {
+				if dropRE.MatchString(st) {
+					if err := conn.Exec(ctx, st); err != nil {
+						return res, fmt.Errorf("schema: migration %03d (%s), after a repair: %w\n%s", m.Version, m.Name, err, st)
+					}
+				}
+			}
+		}
+	}
 	return res, nil
+}
+
+// execStatement runs one statement of a migration. An ADD COLUMN whose
+// column exists already (18.16 has no IF NOT EXISTS there: the migration
+// ran before, in part or whole) is done.
+func execStatement(ctx context.Context, conn driver.Conn, st string) error {
+	err := conn.Exec(ctx, st)
+	if err != nil && isAddColumn(st) && isDuplicateColumn(err) {
+		return nil
+	}
+	return err
+}
+
+// isDuplicateColumn reports ClickHouse's DUPLICATE_COLUMN (code 15), also
+// as a distributed DDL's report from a node.
+func isDuplicateColumn(err error) bool {
+	var ex *proto.Exception
+	if errors.As(err, &ex) && ex.Code == 15 {
+		return true
+	}
+	s := err.Error()
+	return strings.Contains(s, "DUPLICATE_COLUMN") || strings.Contains(s, "Code: 15,") || strings.Contains(s, "already exists")
+}
+
+// droppedAfter returns the tables and views that migrations after version
+// v drop.
+func droppedAfter(migs []Migration, v int) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range migs {
+		if m.Version > v {
+			for _, n := range droppedViews(m) {
+				out[n] = true
+			}
+		}
+	}
+	return out
 }
 
 // createRE matches a statement that creates a table or view and captures
@@ -151,11 +208,12 @@ func localObjects(ctx context.Context, conn driver.Conn, db string) (map[string]
 	return have, rows.Err()
 }
 
-// missingObjects returns the tables and views m creates that have lacks.
-func missingObjects(m Migration, have map[string]bool) []string {
+// missingObjects returns the tables and views m creates that have lacks,
+// leaving out those a later migration dropped.
+func missingObjects(m Migration, have, dropped map[string]bool) []string {
 	var out []string
 	for _, st := range m.Statements {
-		if g := createRE.FindStringSubmatch(st); g != nil && !have[g[2]] {
+		if g := createRE.FindStringSubmatch(st); g != nil && !have[g[2]] && !dropped[g[2]] {
 			out = append(out, g[2])
 		}
 	}

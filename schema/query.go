@@ -53,6 +53,7 @@ type ErrorRow struct {
 	ViolationFields       []string  `ch:"violation_fields"`
 	ViolationDescriptions []string  `ch:"violation_descriptions"`
 	Findings              []string  `ch:"findings"`
+	SourceVersion         string    `ch:"source_version"` // migration 008
 }
 
 // LookupQuery returns a single query that does what Lookup does, for tools

@@ -22,6 +22,8 @@ const (
 	TableFindings1h     = "findings_1h"
 	TableIncidents      = "incidents"
 	TableAlerterMinutes = "alerter_minutes"
+	TableErrorGroups    = "error_groups"
+	TableErrorGroups1h  = "error_groups_1h"
 	TableMigrations     = "schema_migrations"
 )
 
@@ -133,6 +135,7 @@ func (r *renderer) migrations() []Migration {
 		{Version: 5, Name: "callers_1m rollup", Statements: r.callersRollup()},
 		{Version: 6, Name: "findings_1h rollup", Statements: r.findingsRollup()},
 		{Version: 7, Name: "incidents", Statements: r.incidents()},
+		{Version: 8, Name: "source_version and error groups", Statements: r.errorGroups()},
 	}
 }
 
@@ -288,6 +291,9 @@ func (r *renderer) distributed(name string, cols []col, shardKey string) string 
 // number order: "mv10_x" would run before "mv9_ingest_progress".
 const (
 	viewErrors         = "mv1_errors"
+	viewErrorsV8       = "mv1_errors_v8" // replaces mv1_errors (migration 008)
+	viewErrorGroups    = "mv8_error_groups"
+	viewErrorGroups1h  = "mv8_error_groups_1h"
 	viewDeadLetter     = "mv2_dead_letter"
 	viewErrorLookup    = "mv3_error_lookup"
 	viewErrors1m       = "mv4_errors_1m"
@@ -314,13 +320,15 @@ type landingView struct {
 // of rendered views is exactly this list and each view's name sorts after
 // every view it depends on.
 var landingViews = []landingView{
-	{name: viewErrors},
+	{name: viewErrorsV8},
 	{name: viewDeadLetter},
 	{name: viewErrorLookup},
 	{name: viewErrors1m},
 	{name: viewOutcomes1m},
 	{name: viewCallers1m},
 	{name: viewFindings1h},
+	{name: viewErrorGroups},
+	{name: viewErrorGroups1h},
 	// The progress row says "this partition is stored up to this offset";
 	// it is true only once every other view has stored the block. If a
 	// view fails half way, progress then stays behind the data (a replay
@@ -373,8 +381,8 @@ func (r *renderer) landingErrorsDeadLetter() []string {
 	var out []string
 	// landing: the ingester's single insert target. Null keeps nothing; the
 	// materialized views below see every inserted block.
-	landing := make([]col, len(LandingColumns))
-	for i, c := range LandingColumns {
+	landing := make([]col, len(landingV1))
+	for i, c := range landingV1 {
 		landing[i] = col{name: c.Name, typ: c.Type}
 	}
 	{
@@ -392,7 +400,7 @@ func (r *renderer) landingErrorsDeadLetter() []string {
 		}
 	}
 	out = append(out, r.createTable(table{
-		name: TableErrors, viewTarget: true, cols: errorsColumns,
+		name: TableErrors, viewTarget: true, cols: errorsV1,
 		indexes: []string{
 			"idx_error_id error_id TYPE bloom_filter(0.01) GRANULARITY 4",
 			"idx_request_id request_id TYPE bloom_filter(0.01) GRANULARITY 4",
@@ -418,17 +426,9 @@ func (r *renderer) landingErrorsDeadLetter() []string {
 		ttl:       "ingested_at", ttlDays: r.o.RetentionDays,
 		shardKey: kafkaShard,
 	})...)
-	sel := make([]string, len(errorsColumns))
-	for i, c := range errorsColumns {
-		sel[i] = "    " + c.name
-		if c.name == "event_id" {
-			sel[i] = "    " + eventIDExpr + " AS event_id"
-		}
-	}
 	// Order (both views): no dependency of their own; they sort before
 	// viewIngestProgress, which must follow them (landingViews).
-	out = append(out, r.view(viewErrors, TableErrors,
-		"SELECT\n"+strings.Join(sel, ",\n")+"\nFROM "+r.q(r.local(TableLanding))+"\nWHERE dead = 0"))
+	out = append(out, r.view(viewErrors, TableErrors, r.errorsViewQuery(errorsV1)))
 	out = append(out, r.view(viewDeadLetter, TableDeadLetter,
 		"SELECT\n    "+strings.Join(names(deadLetterColumns), ",\n    ")+"\nFROM "+r.q(r.local(TableLanding))+"\nWHERE dead = 1"))
 	return out
