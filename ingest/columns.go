@@ -23,7 +23,7 @@ var LandingColumns = []string{
 	"retryable", "retryable_source", "retry_after_ms", "retry_after_source",
 	"limit_name", "scope", "error_id", "request_id", "message",
 	"violation_fields", "violation_descriptions", "findings",
-	"dl_reason", "dl_error", "raw",
+	"dl_reason", "dl_error", "raw", "source_version",
 }
 
 // CheckColumns reports a difference between the landing table's columns
@@ -157,6 +157,7 @@ type columns struct {
 	errorID, requestID, message              []string
 	violationFields, violationDescs, finding [][]string
 	dlReason, dlError, raw                   []string
+	sourceVersion                            []string // migration 008
 
 	// eventHash is not a column: it is the dedup key of each row (0 when
 	// the producer sent no event_id).
@@ -193,6 +194,7 @@ func (c *columns) reset() {
 	c.errorID, c.requestID, c.message = c.errorID[:0], c.requestID[:0], c.message[:0]
 	c.violationFields, c.violationDescs, c.finding = c.violationFields[:0], c.violationDescs[:0], c.finding[:0]
 	c.dlReason, c.dlError, c.raw = c.dlReason[:0], c.dlError[:0], c.raw[:0]
+	c.sourceVersion = c.sourceVersion[:0]
 	c.eventHash = c.eventHash[:0]
 }
 
@@ -249,6 +251,7 @@ func (c *columns) appendRow(m *rowMeta, rec *parse.Record, derr *parse.DecodeErr
 	c.offset = append(c.offset, m.offset)
 	c.sourceKind = append(c.sourceKind, a.str(rec.SourceKind))
 	c.sourceID = append(c.sourceID, a.str(rec.SourceID))
+	c.sourceVersion = append(c.sourceVersion, a.str(rec.SourceVersion))
 	c.agent = append(c.agent, a.str(rec.Agent))
 	c.endpoint = append(c.endpoint, a.str(rec.Endpoint))
 	c.caller = append(c.caller, a.str(rec.Caller))
@@ -347,7 +350,7 @@ func (c *columns) slices(dst []any, lo, hi int) []any {
 		c.retryable[lo:hi], c.retryableSource[lo:hi], c.retryAfterMS[lo:hi], c.retryAfterSource[lo:hi],
 		c.limit[lo:hi], c.scope[lo:hi], c.errorID[lo:hi], c.requestID[lo:hi], c.message[lo:hi],
 		c.violationFields[lo:hi], c.violationDescs[lo:hi], c.finding[lo:hi],
-		c.dlReason[lo:hi], c.dlError[lo:hi], c.raw[lo:hi],
+		c.dlReason[lo:hi], c.dlError[lo:hi], c.raw[lo:hi], c.sourceVersion[lo:hi],
 	)
 }
 
@@ -431,6 +434,7 @@ func (c *columns) keepOnly(keep []bool) {
 			c.errorID[j], c.requestID[j], c.message[j] = c.errorID[i], c.requestID[i], c.message[i]
 			c.violationFields[j], c.violationDescs[j], c.finding[j] = c.violationFields[i], c.violationDescs[i], c.finding[i]
 			c.dlReason[j], c.dlError[j], c.raw[j] = c.dlReason[i], c.dlError[i], c.raw[i]
+			c.sourceVersion[j] = c.sourceVersion[i]
 			c.eventHash[j] = c.eventHash[i]
 		}
 		j++
@@ -462,5 +466,6 @@ func (c *columns) keepOnly(keep []bool) {
 	c.errorID, c.requestID, c.message = c.errorID[:j], c.requestID[:j], c.message[:j]
 	c.violationFields, c.violationDescs, c.finding = c.violationFields[:j], c.violationDescs[:j], c.finding[:j]
 	c.dlReason, c.dlError, c.raw = c.dlReason[:j], c.dlError[:j], c.raw[:j]
+	c.sourceVersion = c.sourceVersion[:j]
 	c.eventHash = c.eventHash[:j]
 }
