@@ -17,7 +17,9 @@ func TestUnitClassify(t *testing.T) {
 	g := func(kind string, first, last time.Time, vs ...Version) Group {
 		return Group{Key: Key{Agent: "a", Kind: kind}, FirstSeen: first, LastSeen: last, Versions: vs}
 	}
-	v := func(name string, first, last time.Time) Version { return Version{Version: name, FirstSeen: first, LastSeen: last} }
+	v := func(name string, first, last time.Time) Version {
+		return Version{Version: name, FirstSeen: first, LastSeen: last}
+	}
 	for _, c := range []struct {
 		name string
 		g    Group

@@ -19,7 +19,9 @@ type reply = grouptest.Reply
 // only 40 minutes of history, all of it "new" to a naive reader.
 func scenario(now time.Time) []reply {
 	var rs []reply
-	add := func(r reply, start time.Time, step time.Duration, n int) { rs = append(rs, grouptest.Every(r, start, step, n)...) }
+	add := func(r reply, start time.Time, step time.Duration, n int) {
+		rs = append(rs, grouptest.Every(r, start, step, n)...)
+	}
 	steady := reply{Agent: "billing-agent", Caller: "c1", Code: "INTERNAL_ERROR", Kind: "internal", Version: "1.9"}
 	add(steady, now.Add(-3*time.Hour), 5*time.Minute, 31)
 	steady.Version, steady.Caller = "1.10", "c2"
