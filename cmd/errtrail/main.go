@@ -50,6 +50,7 @@ const usage = `usage: errtrail <command> [flags]
   check FILE...    the rules captured error replies break, offline (- is stdin);
                    exit 0 none broken but advice, 1 a MUST broken, 2 unreadable input
   incidents        the alerter's recorded episodes (overload, runaway, ...) in a range
+  groups AGENT     the agent's error groups: new ones, regressions, versions (--new, --version V)
 
 errtrail <command> --help lists the flags; flags may come before or after
 the ID or AGENT. Exit status: 0 answered, 1 not found,
@@ -75,6 +76,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runCheck(args, os.Stdin, stdout, stderr)
 	case "incidents":
 		return runIncidents(ctx, args, stdout, stderr)
+	case "groups":
+		return runGroups(ctx, args, stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
