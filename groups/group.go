@@ -49,6 +49,15 @@ func (k Key) ID() string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
+// KeyOf is the fingerprint of a stored error reply: the typed reason where
+// it has one, else its code (schema.GroupCodeExpr, the rollups' rule).
+func KeyOf(agent, protocol, code, reason, kind, method string) Key {
+	if reason != "" {
+		code = reason
+	}
+	return Key{Agent: agent, Protocol: protocol, Code: code, Kind: kind, Method: method}
+}
+
 // Version is what one agent version did of a group.
 type Version struct {
 	Version   string    `json:"version"` // "" for events that named none

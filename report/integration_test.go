@@ -241,7 +241,7 @@ func landingRow(t *testing.T, rec *parse.Record, topic string, offset int64) []a
 		"retry_after_source": string(rec.RetryAfterSource), "limit_name": rec.Limit, "scope": rec.Scope,
 		"error_id": rec.ErrorID, "request_id": rec.RequestID, "message": rec.Message,
 		"violation_fields": fields, "violation_descriptions": descs, "findings": findings,
-		"dl_reason": "", "dl_error": "", "raw": "",
+		"dl_reason": "", "dl_error": "", "raw": "", "source_version": "",
 	}
 	row := make([]any, len(schema.LandingColumns))
 	for i, c := range schema.LandingColumns {
