@@ -68,7 +68,9 @@ func TestNewErrorGroupAfterAVersionChange(t *testing.T) {
 	conn, db := grouptest.OpenDB(t, "errtrail_alerter_groups")
 	now := time.Now().UTC().Truncate(time.Second)
 	var rs []greply
-	add := func(r greply, start time.Time, step time.Duration, n int) { rs = append(rs, grouptest.Every(r, start, step, n)...) }
+	add := func(r greply, start time.Time, step time.Duration, n int) {
+		rs = append(rs, grouptest.Every(r, start, step, n)...)
+	}
 	steady := greply{Agent: "billing-agent", Caller: "c1", Code: "INTERNAL_ERROR", Kind: "internal", Version: "1.4.9"}
 	add(steady, now.Add(-3*time.Hour), 2*time.Minute, 80)
 	steady.Version = "1.5.0"
