@@ -368,6 +368,9 @@ func (p Printer) Report(r *report.Report) error {
 		if rule.ExampleErrorID != "" {
 			fmt.Fprintf(w, ", error_id %s", clean(rule.ExampleErrorID))
 		}
+		if rule.ExampleGroup != "" {
+			fmt.Fprintf(w, ", error group %s", clean(rule.ExampleGroup))
+		}
 		fmt.Fprintln(w)
 		if rule.Checks != "" {
 			fmt.Fprintf(w, "  checks: %s\n", clean(rule.Checks))
