@@ -414,8 +414,19 @@ func TestRetainDropsOldPartitions(t *testing.T) {
 		}
 	}
 	wantLookup := len(months)
+	// error_groups_1h (by month, 90 days): the months wholly before the
+	// rollup cutoff.
+	groupMonths := map[string]bool{}
+	for _, at := range []time.Time{old, ancient} {
+		if m := at.UTC().Format("200601"); m < now.UTC().AddDate(0, 0, -DefaultRollupRetentionDays).Format("200601") {
+			groupMonths[m] = true
+		}
+	}
 	want := map[string]int{TableErrors: 2, TableErrorLookup: wantLookup, TableDeadLetter: 1, TableErrors1m: 1,
 		TableCallers1m: 1, TableFindings1h: 1}
+	if len(groupMonths) > 0 {
+		want[TableErrorGroups1h] = len(groupMonths)
+	}
 	if fmt.Sprint(byTable) != fmt.Sprint(want) {
 		t.Errorf("Retain dropped %v; want %v", byTable, want)
 	}

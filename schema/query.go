@@ -254,6 +254,7 @@ func Retain(ctx context.Context, conn driver.Conn, opts Options, days int) ([]Dr
 		{TableErrors, days, false}, {TableDeadLetter, days, false}, {TableErrorLookup, days, true},
 		{TableErrors1m, rollup, false}, {TableOutcomes1m, rollup, false},
 		{TableCallers1m, rollup, false}, {TableFindings1h, rollup, false},
+		{TableErrorGroups1h, rollup, true},
 	}
 	parts := "system.parts"
 	if opts.Cluster != "" {
