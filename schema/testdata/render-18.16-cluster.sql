@@ -654,7 +654,7 @@ CREATE TABLE IF NOT EXISTS errtrail.incidents ON CLUSTER errtrail_cluster
 )
 ENGINE = Distributed(errtrail_cluster, errtrail, incidents_local, cityHash64(kind, agent, caller, reason));
 
--- 008 source_version and error groups (checksum e130f548224d40e2ce4b73c3a4e04d91e69a602cd0125407f2d41313b7457728)
+-- 008 source_version and error groups (checksum 1306a398f237bad2e7de120aee00cb1f8c09dd4c86b73511e5f7a80054edbc57)
 ALTER TABLE errtrail.errors_local ON CLUSTER errtrail_cluster ADD COLUMN source_version String;
 
 ALTER TABLE errtrail.errors ON CLUSTER errtrail_cluster ADD COLUMN source_version String;
@@ -728,7 +728,8 @@ CREATE TABLE IF NOT EXISTS errtrail.error_groups_local ON CLUSTER errtrail_clust
     example AggregateFunction(argMax, String, UInt64)
 )
 ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/errtrail/error_groups_local', '{replica}')
-ORDER BY (agent, protocol, code, kind, method, source_version);
+ORDER BY (agent, protocol, code, kind, method, source_version)
+SETTINGS index_granularity = 256;
 
 CREATE TABLE IF NOT EXISTS errtrail.error_groups ON CLUSTER errtrail_cluster
 (

@@ -426,7 +426,7 @@ ENGINE = ReplacingMergeTree(version)
 PARTITION BY toYYYYMM(started_at)
 ORDER BY (agent, kind, caller, reason, started_at);
 
--- 008 source_version and error groups (checksum d4c0c04ca95503cd57cbfb272395bc5143b8ac5f9f57446bab2ce9e8b8fd29bf)
+-- 008 source_version and error groups (checksum 60dc7940f1eb9f3c779ad2442279aaea4e84e931b2dded05441d85f1c338f72e)
 ALTER TABLE errtrail.errors ADD COLUMN source_version String;
 
 ALTER TABLE errtrail.landing ADD COLUMN source_version String;
@@ -496,7 +496,8 @@ CREATE TABLE IF NOT EXISTS errtrail.error_groups
     example AggregateFunction(argMax, String, UInt64)
 )
 ENGINE = AggregatingMergeTree()
-ORDER BY (agent, protocol, code, kind, method, source_version);
+ORDER BY (agent, protocol, code, kind, method, source_version)
+SETTINGS index_granularity = 256;
 
 CREATE TABLE IF NOT EXISTS errtrail.error_groups_1h
 (

@@ -435,7 +435,7 @@ PARTITION BY toYYYYMM(started_at)
 ORDER BY (agent, kind, caller, reason, started_at)
 TTL last_seen_at + INTERVAL 90 DAY;
 
--- 008 source_version and error groups (checksum 6f35a0e2d2bb1af3d737b347176de4b508931b58aa912b225a6a80b40fbf2ecf)
+-- 008 source_version and error groups (checksum c99649bb7182e4d5ccea72f1d4838e0cc9fd5f45de42f3b0d2036c9a7964aa30)
 ALTER TABLE errtrail.errors ADD COLUMN source_version LowCardinality(String);
 
 ALTER TABLE errtrail.landing ADD COLUMN source_version String;
@@ -505,7 +505,8 @@ CREATE TABLE IF NOT EXISTS errtrail.error_groups
     example AggregateFunction(argMax, String, UInt64)
 )
 ENGINE = AggregatingMergeTree()
-ORDER BY (agent, protocol, code, kind, method, source_version);
+ORDER BY (agent, protocol, code, kind, method, source_version)
+SETTINGS index_granularity = 256;
 
 CREATE TABLE IF NOT EXISTS errtrail.error_groups_1h
 (

@@ -667,7 +667,7 @@ CREATE TABLE IF NOT EXISTS errtrail.incidents ON CLUSTER errtrail_cluster
 )
 ENGINE = Distributed(errtrail_cluster, errtrail, incidents_local, cityHash64(kind, agent, caller, reason));
 
--- 008 source_version and error groups (checksum f5caa6db0682882b869461ad03acf875a9d2e3f35c3d82e9ef9264b34fd051a2)
+-- 008 source_version and error groups (checksum 787198fa8db7038ce469f8fe9eaad11b229537aca2d634945637f3786a42b308)
 ALTER TABLE errtrail.errors_local ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS source_version LowCardinality(String);
 
 ALTER TABLE errtrail.errors ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS source_version LowCardinality(String);
@@ -741,7 +741,8 @@ CREATE TABLE IF NOT EXISTS errtrail.error_groups_local ON CLUSTER errtrail_clust
     example AggregateFunction(argMax, String, UInt64)
 )
 ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/errtrail/error_groups_local', '{replica}')
-ORDER BY (agent, protocol, code, kind, method, source_version);
+ORDER BY (agent, protocol, code, kind, method, source_version)
+SETTINGS index_granularity = 256;
 
 CREATE TABLE IF NOT EXISTS errtrail.error_groups ON CLUSTER errtrail_cluster
 (

@@ -445,7 +445,7 @@ PARTITION BY toYYYYMM(started_at)
 ORDER BY (agent, kind, caller, reason, started_at)
 TTL last_seen_at + INTERVAL 90 DAY;
 
--- 008 source_version and error groups (checksum e6b70d6232c9cba82ef571c4b77796d8cc6f3954fd3ab0dede844f04dfa6ea56)
+-- 008 source_version and error groups (checksum fc88a6c4335460484f2749a05bdfc0916ba810a5995401a438c4881c182f6030)
 ALTER TABLE errtrail.errors ADD COLUMN IF NOT EXISTS source_version LowCardinality(String);
 
 ALTER TABLE errtrail.landing ADD COLUMN IF NOT EXISTS source_version String;
@@ -516,7 +516,7 @@ CREATE TABLE IF NOT EXISTS errtrail.error_groups
 )
 ENGINE = AggregatingMergeTree()
 ORDER BY (agent, protocol, code, kind, method, source_version)
-SETTINGS non_replicated_deduplication_window = 1000;
+SETTINGS index_granularity = 256, non_replicated_deduplication_window = 1000;
 
 CREATE TABLE IF NOT EXISTS errtrail.error_groups_1h
 (
