@@ -81,13 +81,24 @@ func landingDefaults(now time.Time) row {
 // with the explicit column list of LandingInsert.
 func insertLanding(t *testing.T, conn driver.Conn, opts Options, now time.Time, rows ...row) error {
 	t.Helper()
+	return insertLandingColumns(t, conn, opts, LandingColumns, now, rows...)
+}
+
+// insertLandingColumns is insertLanding naming only cols (an older
+// ingester's insert).
+func insertLandingColumns(t *testing.T, conn driver.Conn, opts Options, cols []Column, now time.Time, rows ...row) error {
+	t.Helper()
 	ctx := context.Background()
-	batch, err := conn.PrepareBatch(ctx, LandingInsert(opts))
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	batch, err := conn.PrepareBatch(ctx, "INSERT INTO "+opts.Database+"."+TableLanding+" ("+strings.Join(names, ", ")+")")
 	if err != nil {
 		return err
 	}
 	defer batch.Abort()
-	for i, c := range LandingColumns {
+	for i, c := range cols {
 		col := reflect.MakeSlice(reflect.SliceOf(c.Go), 0, len(rows))
 		for _, r := range rows {
 			v, ok := r[c.Name]

@@ -129,17 +129,18 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 		}
 		res.Applied = append(res.Applied, m.Version)
 	}
-	// A repaired migration re-creates what it created, including objects a
-	// later migration dropped (migration 001's mv1_errors, replaced in
-	// 008): drop them again.
+	// A repaired migration re-creates what it created as it first did:
+	// without the columns later migrations added (001's errors and landing
+	// without 008's source_version) and with objects later migrations
+	// dropped (001's mv1_errors). Add and drop them again.
 	if len(res.Repaired) > 0 {
 		for _, m := range migs[1:] {
 			if m.Version <= res.Repaired[0] {
 				continue
 			}
 			for _, st := range m.Statements {
-				if dropRE.MatchString(st) {
-					if err := conn.Exec(ctx, st); err != nil {
+				if dropRE.MatchString(st) || isAddColumn(st) {
+					if err := execStatement(ctx, conn, st); err != nil {
 						return res, fmt.Errorf("schema: migration %03d (%s), after a repair: %w\n%s", m.Version, m.Name, err, st)
 					}
 				}
