@@ -36,6 +36,12 @@ func scenario(now time.Time) []reply {
 	add(rare, now.Add(-10*time.Minute), time.Minute, 2)
 	add(reply{Agent: "billing-agent", Caller: "c5", Code: "TOOL_TIMEOUT", Kind: "unavailable", Version: "1.10", ErrorID: "err_tool_1"},
 		now.Add(-15*time.Minute), 30*time.Second, 8)
+	// Gone in 1.9 and back in 1.10 (a regression by version); and a group
+	// of 1.9 that an old 1.8 replica raises again (no regression).
+	add(reply{Agent: "billing-agent", Caller: "c7", Code: "CACHE_MISS", Kind: "internal", Version: "1.8"}, now.Add(-5*time.Hour), time.Minute, 5)
+	add(reply{Agent: "billing-agent", Caller: "c7", Code: "CACHE_MISS", Kind: "internal", Version: "1.10"}, now.Add(-10*time.Minute), time.Minute, 3)
+	add(reply{Agent: "billing-agent", Caller: "c8", Code: "OLD_BUG", Kind: "internal", Version: "1.9"}, now.Add(-3*time.Hour), time.Minute, 5)
+	add(reply{Agent: "billing-agent", Caller: "c8", Code: "OLD_BUG", Kind: "internal", Version: "1.8"}, now.Add(-10*time.Minute), time.Minute, 3)
 	add(reply{Agent: "search-agent", Caller: "c6", Code: "BAD_QUERY", Kind: "invalid_argument", Version: "0.3.0"},
 		now.Add(-40*time.Minute), time.Minute, 20)
 	add(reply{Agent: "search-agent", Caller: "c6", Code: "INDEX_DOWN", Kind: "unavailable", Version: "0.3.0"},
@@ -46,8 +52,9 @@ func scenario(now time.Time) []reply {
 // TestReadGroupsOfAnAgent: Read answers an agent's groups from the
 // rollups with their counts, callers, versions, example and hours, agrees
 // with a count over errors, and tells new (TOOL_TIMEOUT) and regression
-// (DB_DEADLOCK after 40 h) from the steady group and the quota groups,
-// which are neither.
+// (DB_DEADLOCK after 40 h; CACHE_MISS, gone in 1.9 and back in 1.10) from
+// the steady group, the quota groups and OLD_BUG (raised again by an old
+// 1.8 replica), which are neither.
 func TestReadGroupsOfAnAgent(t *testing.T) {
 	conn, db := grouptest.OpenDB(t, "errtrail_groups_read")
 	ctx := context.Background()
@@ -65,8 +72,8 @@ func TestReadGroupsOfAnAgent(t *testing.T) {
 		}
 		byCode[g.Code+"/"+g.Method] = g
 	}
-	if len(got) != 5 {
-		t.Fatalf("%d groups; want 5 (steady, quota x2, rare, new): %+v", len(got), got)
+	if len(got) != 7 {
+		t.Fatalf("%d groups; want 7 (steady, quota x2, rare, new, cache miss, old bug): %+v", len(got), got)
 	}
 	// The rollup agrees with a count over errors, group by group.
 	rows, err := conn.Query(ctx, fmt.Sprintf(`SELECT if(reason != '', reason, code) AS c, method, count(), uniqExact(caller)
@@ -102,7 +109,8 @@ FROM %s.errors WHERE agent = 'billing-agent' GROUP BY c, method`, db))
 	want := map[string]groups.State{
 		"INTERNAL_ERROR/SendMessage": groups.Seen, "RATE_LIMIT_EXCEEDED/SendMessage": groups.Seen,
 		"RATE_LIMIT_EXCEEDED/tasks/get": groups.Seen, "DB_DEADLOCK/SendMessage": groups.Regression,
-		"TOOL_TIMEOUT/SendMessage": groups.New,
+		"TOOL_TIMEOUT/SendMessage": groups.New, "CACHE_MISS/SendMessage": groups.Regression,
+		"OLD_BUG/SendMessage": groups.Seen,
 	}
 	for k, s := range want {
 		if byCode[k].State != s {
@@ -127,7 +135,7 @@ FROM %s.errors WHERE agent = 'billing-agent' GROUP BY c, method`, db))
 		want []string
 	}{
 		{groups.Filter{NewOnly: true}, []string{"TOOL_TIMEOUT/SendMessage"}},
-		{groups.Filter{Version: "1.9"}, []string{"DB_DEADLOCK/SendMessage", "INTERNAL_ERROR/SendMessage", "RATE_LIMIT_EXCEEDED/SendMessage"}},
+		{groups.Filter{Version: "1.9"}, []string{"DB_DEADLOCK/SendMessage", "INTERNAL_ERROR/SendMessage", "OLD_BUG/SendMessage", "RATE_LIMIT_EXCEEDED/SendMessage"}},
 		{groups.Filter{ID: tool.ID}, []string{"TOOL_TIMEOUT/SendMessage"}},
 		{groups.Filter{From: now.Add(30 * time.Minute), To: now.Add(time.Hour)}, nil},
 	} {
