@@ -26,6 +26,11 @@
 //     reading as zero) and the alerter's own health, and the loop that
 //     evaluates on a fixed interval.
 //
+// Beside the verdicts, groups.go (NewGroups, a Collector of its own that
+// the Runner checks after each evaluation, at most once a minute) exports
+// the error groups that are new (package groups) for the
+// ErrtrailNewErrorGroup ticket; it reads the error_groups rollup only.
+//
 // The verdicts and their thresholds are defined in docs/alerting.md; what to
 // do when an alert built on them fires is in docs/operations.md.
 package alerter

@@ -19,6 +19,8 @@ type Runner struct {
 	// failed write is logged and counted; it does not make the verdicts
 	// stale.
 	Incidents *Recorder
+	// NewGroups, if set, is checked after each evaluation (alerter/groups.go).
+	NewGroups *NewGroups
 
 	prev *Verdicts // the latest successful evaluation, for the hysteresis
 }
@@ -54,6 +56,11 @@ func (r *Runner) Once(ctx context.Context) (*Verdicts, error) {
 		r.Metrics.IncidentWrite(ierr)
 		if ierr != nil {
 			r.logger().Warn("incidents not recorded", "err", ierr)
+		}
+	}
+	if r.NewGroups != nil {
+		if gerr := r.NewGroups.Check(ctx, clock()); gerr != nil {
+			r.logger().Warn("new error groups not read", "err", gerr)
 		}
 	}
 	return v, err

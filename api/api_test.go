@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/errtrail/errtrail/groups"
 	"github.com/errtrail/errtrail/incidents"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/report"
@@ -268,7 +269,7 @@ func TestUnitMethods(t *testing.T) {
 	if !strings.Contains(h.logs.String(), `"method":"other"`) {
 		t.Errorf("an unknown method is logged as itself: %s", h.logs.String())
 	}
-	if n := h.svc.calls + h.rep.calls + h.inc.calls; n != len(routes)-3 {
+	if n := h.svc.calls + h.rep.calls + h.inc.calls + h.grp.calls; n != len(routes)-3 {
 		t.Errorf("the store was asked %d times; want once per HEAD of a /v1 route", n)
 	}
 }
@@ -349,6 +350,7 @@ func TestUnitEveryAnswer(t *testing.T) {
 			h.rep.report = func(context.Context, string, time.Time, time.Time) (*report.Report, error) { return nil, err }
 			h.svc.ready = func(context.Context) error { return err }
 			h.inc.fn = func(context.Context, incidents.Filter) ([]incidents.Incident, error) { return nil, err }
+			h.grp.fn = func(context.Context, groups.Filter) ([]groups.Group, error) { return nil, err }
 		}
 	}
 	slow := func(h *harness) {
@@ -366,6 +368,7 @@ func TestUnitEveryAnswer(t *testing.T) {
 			wait(ctx)
 			return nil, ctx.Err()
 		}
+		h.grp.fn = func(ctx context.Context, _ groups.Filter) ([]groups.Group, error) { wait(ctx); return nil, ctx.Err() }
 	}
 	type tc struct {
 		cfg     func(*Config)

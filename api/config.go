@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/errtrail/errtrail/groups"
 	"github.com/errtrail/errtrail/incidents"
 	"log/slog"
 	"net/http"
@@ -69,6 +70,10 @@ type Config struct {
 	// ClickHouse, its store failures wrapped as lookup's errors); nil: that
 	// route answers 503 unavailable.
 	Incidents incidents.Reader
+	// Groups answers /v1/agents/{agent}/groups (a groups.Store on the same
+	// ClickHouse, its store failures wrapped as lookup's errors); nil:
+	// that route answers 503 unavailable.
+	Groups groups.Reader
 }
 
 // DefaultConfig returns the defaults the flags show.

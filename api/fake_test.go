@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/errtrail/errtrail/groups"
 	"github.com/errtrail/errtrail/incidents"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/report"
@@ -194,6 +195,39 @@ func (f *fakeIncidents) Incidents(ctx context.Context, q incidents.Filter) ([]in
 		LastSeen: t0.Add(time.Minute), PeakRate: 2, PeakCallers: 4, Evaluations: 5}}, nil
 }
 
+// fakeGroups is a FAKE groups.Reader for the unit tests of the HTTP
+// layer: it answers what fn says (nil: three groups of alpha, the first
+// new) and records the filter. The real reader is tested in package
+// groups.
+type fakeGroups struct {
+	fn    func(ctx context.Context, f groups.Filter) ([]groups.Group, error)
+	mu    sync.Mutex
+	got   groups.Filter
+	calls int
+}
+
+func (f *fakeGroups) Groups(ctx context.Context, q groups.Filter) ([]groups.Group, error) {
+	f.mu.Lock()
+	f.got = q
+	f.calls++
+	fn := f.fn
+	f.mu.Unlock()
+	if fn != nil {
+		return fn(ctx, q)
+	}
+	var out []groups.Group
+	for i, code := range []string{"TOOL_TIMEOUT", "INTERNAL_ERROR", "RATE_LIMIT_EXCEEDED"} {
+		k := groups.Key{Agent: "alpha", Protocol: "a2a", Code: code, Kind: "internal", Method: "SendMessage"}
+		g := groups.Group{ID: k.ID(), Key: k, FirstSeen: t0.Add(-time.Duration(i) * time.Hour), LastSeen: t0.Add(-time.Duration(i) * time.Minute),
+			Count: 3, Callers: 1, Versions: []groups.Version{}, Hours: []groups.Hour{}, Example: "err_" + code}
+		if i == 0 {
+			g.State, g.Why = groups.New, "first seen then"
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
 // harness is one Server on fakes, with its logs, metrics and clock.
 type harness struct {
 	t     *testing.T
@@ -204,18 +238,20 @@ type harness struct {
 	logs  *syncBuffer
 	clock *fakeClock
 	inc   *fakeIncidents
+	grp   *fakeGroups
 }
 
 // newHarness builds a Server on fakes; mod adjusts the config first.
 func newHarness(t *testing.T, mod func(*Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, svc: &fakeService{}, rep: &fakeReporter{}, reg: prometheus.NewRegistry(),
-		logs: &syncBuffer{}, clock: &fakeClock{t: t0.Add(30 * time.Minute)}, inc: &fakeIncidents{}}
+		logs: &syncBuffer{}, clock: &fakeClock{t: t0.Add(30 * time.Minute)}, inc: &fakeIncidents{}, grp: &fakeGroups{}}
 	cfg := DefaultConfig()
 	cfg.Log = slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg.Now = h.clock.Now
 	cfg.RPS = 0 // the rate-limit tests turn it on
 	cfg.Incidents = h.inc
+	cfg.Groups = h.grp
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -311,7 +311,7 @@ func (w *liveWriter) batch(ctx context.Context, lo, n int64) error {
 			protocols[i%4], "http", "rpc_status", statuses[k], grpc[k], int32(0),
 			codes[k], codes[k], domain, kinds[k], typed,
 			retryable, "default", retryAfter, raSrc, limit, scope,
-			"err_live_"+sfx, "req_live_"+sfx, msgs[k], none, none, findings, "", "", "",
+			"err_live_"+sfx, "req_live_"+sfx, msgs[k], none, none, findings, "", "", "", "",
 			"", "", "event", none, uint32(0))
 		if err != nil {
 			return err

@@ -78,6 +78,13 @@ var routes = []route{
 		serve:    (*Server).serveIncidents,
 	},
 	{
+		pattern:  "/v1/agents/{agent}/groups",
+		query:    []string{"new", "version", "group", "from", "to", "limit", "cursor"},
+		statuses: statuses([]int{http.StatusOK}, statusesAny, statusesLookup),
+		access:   accessAPI,
+		serve:    (*Server).serveGroups,
+	},
+	{
 		pattern:  "/healthz",
 		statuses: statuses([]int{http.StatusOK}, statusesAny),
 		access:   accessOpen,

@@ -27,6 +27,11 @@ const (
 type Source struct {
 	Kind string // KindAgent, KindGateway or KindClient
 	ID   string // the instance, e.g. a host name
+	// Version is the version of the agent (or gateway) that answered,
+	// e.g. "1.4.2" (source.version): errtrail's error groups record the
+	// versions they were seen with and tell a group new in a release from
+	// one an old release still raises. Optional.
+	Version string
 }
 
 // Header is one HTTP header field, gRPC metadata entry or trailer.
@@ -139,11 +144,12 @@ func (e *Event) AppendJSON(dst []byte) ([]byte, error) {
 		ms = 0
 	}
 	b = strconv.AppendInt(b, ms, 10)
-	if e.Source.Kind != "" || e.Source.ID != "" {
+	if e.Source.Kind != "" || e.Source.ID != "" || e.Source.Version != "" {
 		b = append(b, `,"source":{`...)
 		n := len(b)
 		b = member(b, "kind", e.Source.Kind)
 		b = member(b, "id", e.Source.ID)
+		b = member(b, "version", e.Source.Version)
 		if len(b) > n && b[n] == ',' {
 			b = append(b[:n], b[n+1:]...)
 		}

@@ -65,3 +65,31 @@ func TestEventBodyForm(t *testing.T) {
 		})
 	}
 }
+
+// TestEventSourceVersion: Source.Version goes out as source.version, is
+// valid under the contract's schema and reaches the decoded record; an
+// event without it has no version member.
+func TestEventSourceVersion(t *testing.T) {
+	ev := Event{EventID: "e-v", ObservedAt: time.UnixMilli(1764489600000), Agent: "a",
+		Source: Source{Kind: KindAgent, ID: "i-1", Version: "1.5.0-rc.2"},
+		Reply:  Reply{HTTPStatus: 503, Headers: []Header{{"Content-Type", "application/json"}}, Body: []byte(`{"error":{"code":503,"status":"UNAVAILABLE","message":"busy"}}`)}}
+	b, err := ev.AppendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"source":{"kind":"agent","id":"i-1","version":"1.5.0-rc.2"}`)) {
+		t.Fatalf("event %s; want source.version", b)
+	}
+	validEvent(t, b)
+	rec, err := decodeMsg(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.SourceVersion != "1.5.0-rc.2" {
+		t.Errorf("decoded source_version %q", rec.SourceVersion)
+	}
+	ev.Source.Version = ""
+	if b, _ = ev.AppendJSON(nil); bytes.Contains(b, []byte(`"version"`)) {
+		t.Errorf("an event without a version has one: %s", b)
+	}
+}

@@ -96,7 +96,7 @@ func (o *Observer) Publish(ev *Event) bool {
 	if ev.EventID == "" {
 		ev.EventID = o.NewEventID()
 	}
-	if ev.Source.Kind == "" && ev.Source.ID == "" {
+	if ev.Source.Kind == "" && ev.Source.ID == "" && ev.Source.Version == "" {
 		ev.Source = o.Source
 	}
 	if ev.ObservedAt.IsZero() {

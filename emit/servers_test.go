@@ -120,14 +120,15 @@ func do(t *testing.T, c *wire, base string, cl call) []byte {
 // their errors, reads the events back from the stack's Kafka broker and
 // checks each: valid under the schema, no credential, and decoded by parse
 // (as ingest decodes) into the same record as the bytes the client received
-// on the wire. Successes publish nothing.
+// on the wire, and stored by ingest with it (the agent's version
+// included). Successes publish nothing.
 func TestRealServersThroughKafka(t *testing.T) {
 	brokers, topic := kafkaTopic(t)
 	pub, err := newKafkaSink(brokers, topic)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Agent: "research-agent", Source: Source{ID: "agent-eu-1"}, Caller: CallerFromHeader("X-Caller")}
+	cfg := Config{Agent: "research-agent", Source: Source{ID: "agent-eu-1", Version: "3.1.0"}, Caller: CallerFromHeader("X-Caller")}
 	a2aSrv := httptest.NewServer(Handler(a2aAgent(), pub, cfg))
 	defer a2aSrv.Close()
 	cfg.Agent = "inventory-mcp"
@@ -177,8 +178,8 @@ func TestRealServersThroughKafka(t *testing.T) {
 		if cl.wantCode != "" && rec.Code != cl.wantCode && rec.Reason != cl.wantCode {
 			t.Errorf("%s: code %q reason %q; want %s", name, rec.Code, rec.Reason, cl.wantCode)
 		}
-		if rec.Method == "" || rec.Agent == "" || rec.SourceKind != KindAgent {
-			t.Errorf("%s: context method %q agent %q source %q", name, rec.Method, rec.Agent, rec.SourceKind)
+		if rec.Method == "" || rec.Agent == "" || rec.SourceKind != KindAgent || rec.SourceVersion != "3.1.0" {
+			t.Errorf("%s: context method %q agent %q source %q version %q", name, rec.Method, rec.Agent, rec.SourceKind, rec.SourceVersion)
 		}
 		b, _ := json.Marshal(map[string]any{"case": name, "kind": rec.Kind, "code": rec.Code, "reason": rec.Reason, "method": rec.Method, "protocol": rec.Protocol, "envelope": rec.Envelope})
 		t.Logf("%s", b)

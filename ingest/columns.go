@@ -23,7 +23,7 @@ var LandingColumns = []string{
 	"retryable", "retryable_source", "retry_after_ms", "retry_after_source",
 	"limit_name", "scope", "error_id", "request_id", "message",
 	"violation_fields", "violation_descriptions", "findings",
-	"dl_reason", "dl_error", "raw",
+	"dl_reason", "dl_error", "raw", "source_version",
 	"trace_id", "span_id", "origin", "inferred", "kafka_index",
 }
 
@@ -161,6 +161,7 @@ type columns struct {
 	traceID, spanID, origin                  []string
 	inferred                                 [][]string
 	kafkaIndex                               []uint32
+	sourceVersion                            []string // migration 008
 
 	// eventHash is not a column: it is the dedup key of each row (0 when
 	// the producer sent no event_id).
@@ -199,6 +200,7 @@ func (c *columns) reset() {
 	c.dlReason, c.dlError, c.raw = c.dlReason[:0], c.dlError[:0], c.raw[:0]
 	c.traceID, c.spanID, c.origin = c.traceID[:0], c.spanID[:0], c.origin[:0]
 	c.inferred, c.kafkaIndex = c.inferred[:0], c.kafkaIndex[:0]
+	c.sourceVersion = c.sourceVersion[:0]
 	c.eventHash = c.eventHash[:0]
 }
 
@@ -256,6 +258,7 @@ func (c *columns) appendRow(m *rowMeta, rec *parse.Record, derr *parse.DecodeErr
 	c.offset = append(c.offset, m.offset)
 	c.sourceKind = append(c.sourceKind, a.str(rec.SourceKind))
 	c.sourceID = append(c.sourceID, a.str(rec.SourceID))
+	c.sourceVersion = append(c.sourceVersion, a.str(rec.SourceVersion))
 	c.agent = append(c.agent, a.str(rec.Agent))
 	c.endpoint = append(c.endpoint, a.str(rec.Endpoint))
 	c.caller = append(c.caller, a.str(rec.Caller))
@@ -363,7 +366,7 @@ func (c *columns) slices(dst []any, lo, hi int) []any {
 		c.retryable[lo:hi], c.retryableSource[lo:hi], c.retryAfterMS[lo:hi], c.retryAfterSource[lo:hi],
 		c.limit[lo:hi], c.scope[lo:hi], c.errorID[lo:hi], c.requestID[lo:hi], c.message[lo:hi],
 		c.violationFields[lo:hi], c.violationDescs[lo:hi], c.finding[lo:hi],
-		c.dlReason[lo:hi], c.dlError[lo:hi], c.raw[lo:hi],
+		c.dlReason[lo:hi], c.dlError[lo:hi], c.raw[lo:hi], c.sourceVersion[lo:hi],
 		c.traceID[lo:hi], c.spanID[lo:hi], c.origin[lo:hi], c.inferred[lo:hi], c.kafkaIndex[lo:hi],
 	)
 }
@@ -450,6 +453,7 @@ func (c *columns) keepOnly(keep []bool) {
 			c.dlReason[j], c.dlError[j], c.raw[j] = c.dlReason[i], c.dlError[i], c.raw[i]
 			c.traceID[j], c.spanID[j], c.origin[j] = c.traceID[i], c.spanID[i], c.origin[i]
 			c.inferred[j], c.kafkaIndex[j] = c.inferred[i], c.kafkaIndex[i]
+			c.sourceVersion[j] = c.sourceVersion[i]
 			c.eventHash[j] = c.eventHash[i]
 		}
 		j++
@@ -483,5 +487,6 @@ func (c *columns) keepOnly(keep []bool) {
 	c.dlReason, c.dlError, c.raw = c.dlReason[:j], c.dlError[:j], c.raw[:j]
 	c.traceID, c.spanID, c.origin = c.traceID[:j], c.spanID[:j], c.origin[:j]
 	c.inferred, c.kafkaIndex = c.inferred[:j], c.kafkaIndex[:j]
+	c.sourceVersion = c.sourceVersion[:j]
 	c.eventHash = c.eventHash[:j]
 }

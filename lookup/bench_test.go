@@ -77,6 +77,7 @@ func Fill(ctx context.Context, conn driver.Conn, opts schema.Options, n int64, e
 			"CAST([] AS Array(String))", "CAST([] AS Array(String))",
 			"if(k = 9, ['untyped_5xx'], CAST([] AS Array(String)))",
 			"''", "''", "''",
+			"if(i % 2 = 0, '1.4.9', '1.5.0')", // source_version
 		}
 		if len(sel) != len(schema.LandingColumns) {
 			return fmt.Errorf("fill: %d expressions for %d landing columns", len(sel), len(schema.LandingColumns))

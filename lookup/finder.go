@@ -12,6 +12,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/errtrail/errtrail/alerter"
+	"github.com/errtrail/errtrail/groups"
 	"github.com/errtrail/errtrail/redact"
 	"github.com/errtrail/errtrail/schema"
 )
@@ -198,6 +199,7 @@ func (f *Finder) Story(ctx context.Context, id string, opt FindOptions) (*Story,
 		return nil, ErrNotFound
 	}
 	st := &Story{MatchedAs: matchedAs(row, cands), Record: recordOf(row)}
+	st.Group = groups.KeyOf(row.Agent, row.Protocol, row.Code, row.Reason, row.Kind, row.Method).ID()
 	for i := 0; st.MatchedAs == "" && i < len(copies); i++ {
 		st.MatchedAs = matchedAs(&copies[i], cands)
 	}

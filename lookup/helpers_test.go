@@ -183,7 +183,7 @@ func landingValues(rec *parse.Record, topic string, offset int64, ingested time.
 		tri, string(rec.RetryableSource), ra, string(rec.RetryAfterSource),
 		rec.Limit, rec.Scope, rec.ErrorID, rec.RequestID, rec.Message,
 		nz(vf), nz(vd), nz(fi),
-		"", "", "",
+		"", "", "", rec.SourceVersion,
 		rec.TraceID, rec.SpanID, string(rec.Origin), nz(rec.Inferred), uint32(0),
 	}
 }

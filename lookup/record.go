@@ -13,7 +13,7 @@ func recordOf(r *schema.ErrorRow) Record {
 	rec := Record{
 		EventID: r.EventID, ObservedAt: observedAt(r), IngestedAt: r.IngestedAt.UTC(),
 		KafkaTopic: r.KafkaTopic, KafkaPartition: r.KafkaPartition, KafkaOffset: r.KafkaOffset,
-		SourceKind: r.SourceKind, SourceID: r.SourceID, Agent: r.Agent, Endpoint: r.Endpoint,
+		SourceKind: r.SourceKind, SourceID: r.SourceID, SourceVersion: r.SourceVersion, Agent: r.Agent, Endpoint: r.Endpoint,
 		Caller: r.Caller, Method: r.Method, Attempt: int(r.Attempt),
 		HTTPRequestID: r.HTTPRequestID, JSONRPCID: r.JSONRPCID, MessageID: r.MessageID, TaskID: r.TaskID,
 		Protocol: r.Protocol, Binding: r.Binding, Envelope: r.Envelope, GRPCStatus: r.GRPCStatus,

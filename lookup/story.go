@@ -20,6 +20,9 @@ type Story struct {
 	Attempts  Attempts  `json:"attempts"`
 	Context   Context   `json:"context"`
 	Findings  []Finding `json:"findings"`
+	// Group is the id of the reply's error group (groups.Key.ID), for
+	// errtrail groups, /v1/agents/{agent}/groups and the groups page.
+	Group string `json:"group"`
 }
 
 // Record is one row of errors: every field of docs/record.md, as stored
@@ -33,6 +36,7 @@ type Record struct {
 	KafkaOffset      int64     `json:"kafka_offset"`
 	SourceKind       string    `json:"source_kind"`
 	SourceID         string    `json:"source_id,omitempty"`
+	SourceVersion    string    `json:"source_version,omitempty"` // the agent's version the event named
 	Agent            string    `json:"agent"`
 	Endpoint         string    `json:"endpoint,omitempty"`
 	Caller           string    `json:"caller,omitempty"`

@@ -52,6 +52,11 @@ func (d *Decoder) event(value []byte, rep *Reply, out *Record) *DecodeError {
 			if v.kind == jObject {
 				out.SourceKind = a.str(v.get("kind"))
 				out.SourceID = a.str(v.get("id"))
+				// Optional (contract v1 without it still decodes); a
+				// version that is not a string is ignored, not fatal.
+				if sv := v.get("version"); sv.kind == jString {
+					out.SourceVersion = a.str(sv)
+				}
 			} else if !isNull(v) {
 				return errAt(ErrWrongType, "event.source", -1, "source is not an object")
 			}
@@ -312,6 +317,8 @@ func (d *Decoder) contextFromHeaders(hs []MsgHeader, rep *Reply, out *Record) {
 			out.SourceKind = v
 		case "errtrail-source-id":
 			out.SourceID = v
+		case "errtrail-source-version":
+			out.SourceVersion = v
 		case "errtrail-agent":
 			out.Agent = v
 		case "errtrail-endpoint":

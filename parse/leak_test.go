@@ -291,7 +291,7 @@ func fieldClass(f string) byte {
 		return 'm'
 	case strings.HasPrefix(f, "FieldViolations"):
 		return 'f'
-	case f == "Caller" || f == "Agent" || f == "Endpoint" || f == "Method" || f == "SourceID" || f == "SourceKind":
+	case f == "Caller" || f == "Agent" || f == "Endpoint" || f == "Method" || f == "SourceID" || f == "SourceKind" || f == "SourceVersion":
 		return 'c'
 	case f == "EventID" || f == "HTTPRequestID" || f == "JSONRPCID" || f == "MessageID" || f == "TaskID" ||
 		f == "RequestID" || f == "ErrorID":

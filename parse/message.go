@@ -101,6 +101,7 @@ func (d *Decoder) decodeReply(rep *Reply, out *Record) error {
 
 func copyContext(dst, src *Record) {
 	dst.EventID, dst.ObservedAtMS, dst.SourceKind, dst.SourceID = src.EventID, src.ObservedAtMS, src.SourceKind, src.SourceID
+	dst.SourceVersion = src.SourceVersion
 	dst.Agent, dst.Endpoint, dst.Caller, dst.Method, dst.Attempt = src.Agent, src.Endpoint, src.Caller, src.Method, src.Attempt
 	dst.HTTPRequestID, dst.JSONRPCID, dst.MessageID, dst.TaskID, dst.IdempotencyKey, dst.IdempotencyHash =
 		src.HTTPRequestID, src.JSONRPCID, src.MessageID, src.TaskID, src.IdempotencyKey, src.IdempotencyHash

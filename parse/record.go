@@ -106,10 +106,15 @@ type FieldViolation struct {
 // Clone to keep a Record longer.
 type Record struct {
 	// Context of the exchange, taken from the event (not from the reply).
-	EventID        string
-	ObservedAtMS   int64
-	SourceKind     string
-	SourceID       string
+	EventID      string
+	ObservedAtMS int64
+	SourceKind   string
+	SourceID     string
+	// SourceVersion is the version of the agent (or gateway) that
+	// published the event: source.version, or the errtrail-source-version
+	// header of a raw form; "" when it named none. Versions are compared
+	// as versions (groups.CompareVersions), never as strings.
+	SourceVersion  string
 	Agent          string
 	Endpoint       string
 	Caller         string
@@ -186,6 +191,7 @@ func (r *Record) Clone() *Record {
 	c.EventID = cloneStr(r.EventID)
 	c.SourceKind = cloneStr(r.SourceKind)
 	c.SourceID = cloneStr(r.SourceID)
+	c.SourceVersion = cloneStr(r.SourceVersion)
 	c.Agent = cloneStr(r.Agent)
 	c.Endpoint = cloneStr(r.Endpoint)
 	c.Caller = cloneStr(r.Caller)

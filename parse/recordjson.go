@@ -36,6 +36,7 @@ type recordJSON struct {
 	EventID          string           `json:"event_id,omitempty"`
 	ObservedAtMS     int64            `json:"observed_at,omitempty"`
 	SourceKind       string           `json:"source_kind,omitempty"`
+	SourceVersion    string           `json:"source_version,omitempty"`
 	Endpoint         string           `json:"endpoint,omitempty"`
 	HTTPRequestID    string           `json:"http_request_id,omitempty"`
 	Attempt          int              `json:"attempt,omitempty"`
@@ -54,7 +55,7 @@ func (r *Record) MarshalJSON() ([]byte, error) {
 		Limit: r.Limit, Scope: r.Scope, Caller: r.Caller, Method: r.Method, Agent: r.Agent,
 		ErrorID: r.ErrorID, RequestID: r.RequestID, TaskID: r.TaskID, MessageID: r.MessageID,
 		Message: r.Message, FieldViolations: r.FieldViolations, Findings: r.Findings,
-		EventID: r.EventID, ObservedAtMS: r.ObservedAtMS, SourceKind: r.SourceKind, Endpoint: r.Endpoint,
+		EventID: r.EventID, ObservedAtMS: r.ObservedAtMS, SourceKind: r.SourceKind, SourceVersion: r.SourceVersion, Endpoint: r.Endpoint,
 		HTTPRequestID: r.HTTPRequestID, Attempt: r.Attempt,
 		TraceID: r.TraceID, SpanID: r.SpanID, Inferred: r.Inferred,
 	}

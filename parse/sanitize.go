@@ -19,7 +19,7 @@ func (d *Decoder) sanitize(r *Record) {
 		p *string
 		g redact.Grammar
 	}{
-		fSourceKind: {&r.SourceKind, redact.ID}, fSourceID: {&r.SourceID, redact.ID},
+		fSourceKind: {&r.SourceKind, redact.ID}, fSourceID: {&r.SourceID, redact.ID}, fSourceVersion: {&r.SourceVersion, redact.ID},
 		fAgent: {&r.Agent, redact.ID}, fCaller: {&r.Caller, redact.ID}, fMethod: {&r.Method, redact.ID},
 		fCode: {&r.Code, redact.ID}, fReason: {&r.Reason, redact.ID}, fDomain: {&r.Domain, redact.ID},
 		fLimit: {&r.Limit, redact.Name}, fScope: {&r.Scope, redact.Name},
@@ -69,6 +69,7 @@ func (d *Decoder) sanitize(r *Record) {
 const (
 	fSourceKind = iota
 	fSourceID
+	fSourceVersion
 	fAgent
 	fCaller
 	fMethod

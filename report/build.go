@@ -198,7 +198,7 @@ func build(agent string, from, to time.Time, parts []partRow) *Report {
 		rule.Replies += int64(r.replies)
 		if ex, ok := exampleFrom[r.code]; !ok || r.replies > ex.replies || r.replies == ex.replies && r.agent < ex.agent {
 			exampleFrom[r.code] = r
-			rule.ExampleEventID, rule.ExampleErrorID = r.eventID, r.errorID
+			rule.ExampleEventID, rule.ExampleErrorID, rule.ExampleAgent, rule.exampleAt = r.eventID, r.errorID, r.agent, r.at
 		}
 	}
 	for code, rule := range byCode {

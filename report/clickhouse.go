@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/errtrail/errtrail/alerter"
+	"github.com/errtrail/errtrail/groups"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/schema"
 )
@@ -105,6 +107,9 @@ func (c *ClickHouse) Report(ctx context.Context, agent string, from, to time.Tim
 	}
 	rep := build(agent, from, to, merge(parts))
 	rep.Over = buildOver(rep, parts)
+	if err := c.exampleGroups(c.named(ctx, "groups"), db, rep); err != nil {
+		return nil, err
+	}
 	if agent != "" && rep.Replies == 0 && rep.OtherObservations == 0 {
 		known, err := c.known(ctx, db, agent, !since.IsZero())
 		if err != nil {
@@ -199,6 +204,57 @@ FROM %[1]s.%[4]s
 ARRAY JOIN arrayPushFront(findings, '') AS finding
 WHERE %[2]s
 GROUP BY agent, source_kind, finding, step`, db, where, key, schema.TableErrors, steps.of("observed_at")), args
+}
+
+// exampleGroups sets each rule's ExampleGroup: one read of errors for
+// every example at once, each by its agent, its hour (the sorting key's
+// prefix) and its event_id.
+func (c *ClickHouse) exampleGroups(ctx context.Context, db string, rep *Report) error {
+	defer func() {
+		for i := range rep.Rules {
+			rep.Rules[i].exampleAt = 0 // read here only: equal reports compare equal
+		}
+	}()
+	var cond []string
+	var args []any
+	for _, r := range rep.Rules {
+		if r.ExampleEventID == "" || r.ExampleAgent == "" {
+			continue
+		}
+		h := time.Unix(r.exampleAt, 0).UTC().Truncate(time.Hour)
+		cond = append(cond, "(agent = ? AND observed_at >= toDateTime(?) AND observed_at < toDateTime(?) AND event_id = ?)")
+		args = append(args, r.ExampleAgent, h.Unix(), h.Add(time.Hour).Unix(), r.ExampleEventID)
+	}
+	if len(cond) == 0 {
+		return nil
+	}
+	q := fmt.Sprintf(`SELECT agent, event_id, protocol, code, reason, kind, method
+FROM %s.%s
+WHERE %s
+LIMIT 1 BY agent, event_id`, db, schema.TableErrors, strings.Join(cond, " OR "))
+	rows, err := c.Conn.Query(ctx, q, args...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return lookup.StoreError(fmt.Errorf("report: %w", err))
+	}
+	defer rows.Close()
+	ids := map[[2]string]string{}
+	for rows.Next() {
+		var agent, event, protocol, code, reason, kind, method string
+		if err := rows.Scan(&agent, &event, &protocol, &code, &reason, &kind, &method); err != nil {
+			return lookup.StoreError(fmt.Errorf("report: %w", err))
+		}
+		ids[[2]string{agent, event}] = groups.KeyOf(agent, protocol, code, reason, kind, method).ID()
+	}
+	if err := rows.Err(); err != nil {
+		return lookup.StoreError(fmt.Errorf("report: %w", err))
+	}
+	for i := range rep.Rules {
+		rep.Rules[i].ExampleGroup = ids[[2]string{rep.Rules[i].ExampleAgent, rep.Rules[i].ExampleEventID}]
+	}
+	return nil
 }
 
 // rollupSince returns RollupSince, else when migration 006 was applied

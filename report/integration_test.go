@@ -25,6 +25,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/errtrail/errtrail/groups"
 	"github.com/errtrail/errtrail/internal/testenv"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/parse"
@@ -124,6 +125,7 @@ type stored struct {
 	agent, source, eventID, errorID string
 	at                              time.Time
 	findings                        []string
+	group                           string // its error group's id
 }
 
 // fixture decodes and inserts replies.
@@ -176,7 +178,8 @@ func (f *fixture) add(agent, source, kind string, n int, at time.Time) []string 
 			f.t.Fatalf("reply %s decodes with findings %v; the test expects %v", kind, got, rp.findings)
 		}
 		f.rows = append(f.rows, landingRow(f.t, rec.Clone(), "replies", f.offset))
-		f.stored = append(f.stored, stored{agent, source, rec.EventID, rec.ErrorID, at, got})
+		group := groups.KeyOf(rec.Agent, string(rec.Protocol), rec.Code, rec.Reason, string(rec.Kind), rec.Method).ID()
+		f.stored = append(f.stored, stored{agent, source, rec.EventID, rec.ErrorID, at, got, group})
 		ids = append(ids, rec.EventID)
 	}
 	return ids
@@ -241,7 +244,7 @@ func landingRow(t *testing.T, rec *parse.Record, topic string, offset int64) []a
 		"retry_after_source": string(rec.RetryAfterSource), "limit_name": rec.Limit, "scope": rec.Scope,
 		"error_id": rec.ErrorID, "request_id": rec.RequestID, "message": rec.Message,
 		"violation_fields": fields, "violation_descriptions": descs, "findings": findings,
-		"dl_reason": "", "dl_error": "", "raw": "",
+		"dl_reason": "", "dl_error": "", "raw": "", "source_version": "",
 		"trace_id": rec.TraceID, "span_id": rec.SpanID, "origin": string(rec.Origin), "inferred": []string{}, "kafka_index": uint32(0),
 	}
 	row := make([]any, len(schema.LandingColumns))
@@ -394,6 +397,8 @@ func (s *scenario) checkExample(t *testing.T, rep *Report, r Rule, agents ...str
 			t.Errorf("rule %s: example %s does not break it (findings %v)", r.Code, st.eventID, st.findings)
 		case st.errorID != r.ExampleErrorID:
 			t.Errorf("rule %s: example error_id %q; the reply %s has %q", r.Code, r.ExampleErrorID, st.eventID, st.errorID)
+		case r.ExampleAgent != st.agent || r.ExampleGroup != st.group:
+			t.Errorf("rule %s: example of agent %q in group %q; the reply %s is %s's, in group %s", r.Code, r.ExampleAgent, r.ExampleGroup, st.eventID, st.agent, st.group)
 		}
 		return
 	}

@@ -42,8 +42,14 @@ type Rule struct {
 	Share          float64 `json:"share"`   // of the agent's error replies
 	ExampleEventID string  `json:"example_event_id"`
 	ExampleErrorID string  `json:"example_error_id,omitempty"`
-	Checks         string  `json:"checks"` // the seed or spec sentence
-	Change         string  `json:"change"` // the fix
+	// ExampleAgent and ExampleGroup are the example's agent and error
+	// group id (groups.Key.ID), for errtrail groups and the groups page;
+	// empty when its row has left errors.
+	ExampleAgent string `json:"example_agent,omitempty"`
+	ExampleGroup string `json:"example_group,omitempty"`
+	exampleAt    int64  // the example's hour (rollup) or second (errors)
+	Checks       string `json:"checks"` // the seed or spec sentence
+	Change       string `json:"change"` // the fix
 }
 
 // AgentSummary is one agent's line of the all-agents report.

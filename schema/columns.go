@@ -43,12 +43,13 @@ var (
 //     migration 009); kafka_index is the record's place within its Kafka
 //     message (0 unless the message, an OTLP export, held several).
 //
-// Migration 001 created landing with landingColumns1; later migrations add
-// their columns at the end (landingColumns9), so a database migrated before
-// them keeps its checksums.
+// Migration 001 created landing with landingV1; later migrations add their
+// columns at the end (008: source_version, the end of landingColumns1; 009:
+// landingColumns9), so a database migrated before them keeps its checksums.
 var LandingColumns = append(append([]Column{}, landingColumns1...), landingColumns9...)
 
-// landingColumns1 are the landing columns migration 001 creates.
+// landingColumns1 are the landing columns of migrations 001 (landingV1)
+// and 008.
 var landingColumns1 = []Column{
 	{"dead", "UInt8", tUint8},
 	{"event_id", "String", tString},
@@ -96,6 +97,10 @@ var landingColumns1 = []Column{
 	{"dl_reason", "String", tString},
 	{"dl_error", "String", tString},
 	{"raw", "String", tString},
+	// Migration 008 added the columns from here on (ALTER TABLE ... ADD
+	// COLUMN appends them); landingV1 is the list migration 001 created,
+	// landingColumns9 what migration 009 appended after these.
+	{"source_version", "String", tString},
 }
 
 // landingColumns9 are the landing columns migration 009 adds (traces.go).
@@ -106,6 +111,15 @@ var landingColumns9 = []Column{
 	{"inferred", "Array(String)", tStrings},
 	{"kafka_index", "UInt32", tUint32},
 }
+
+// landingV1 and errorsV1 are the columns migrations 001 created: their
+// rendering must not change (their checksum is their identity), so the
+// columns later migrations add are appended to LandingColumns and
+// errorsColumns and left out of these.
+var (
+	landingV1 = landingColumns1[:46]
+	errorsV1  = errorsColumns[:42]
+)
 
 // LandingInsert returns the INSERT statement for a landing batch, with the
 // explicit column list, e.g. for conn.PrepareBatch.
@@ -184,6 +198,9 @@ var errorsColumns = []col{
 	{"violation_fields", "Array(String)", false, codecText},
 	{"violation_descriptions", "Array(String)", false, codecText},
 	{"findings", "Array(String)", false, codecText},
+	// Migration 008: the agent's version the event named (source.version
+	// or the errtrail-source-version header), "" when none.
+	{"source_version", "String", true, 0},
 }
 
 var deadLetterColumns = []col{

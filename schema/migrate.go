@@ -2,9 +2,12 @@ package schema
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/proto"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
@@ -100,9 +103,9 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 			default:
 				return res, &ChecksumError{m.Version, m.Name, a.checksum, m.Checksum, a.server}
 			}
-			if missing := missingObjects(m, have); len(missing) > 0 {
+			if missing := missingObjects(m, have, droppedAfter(migs, m.Version)); len(missing) > 0 {
 				for i, st := range m.Statements {
-					if err := apply(ctx, conn, st); err != nil {
+					if err := execStatement(ctx, conn, st); err != nil {
 						return res, fmt.Errorf("schema: migration %03d (%s), re-creating %v, statement %d: %w\n%s",
 							m.Version, m.Name, missing, i+1, err, st)
 					}
@@ -112,7 +115,7 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 			continue
 		}
 		for i, st := range m.Statements {
-			if err := apply(ctx, conn, st); err != nil {
+			if err := execStatement(ctx, conn, st); err != nil {
 				return res, fmt.Errorf("schema: migration %03d (%s), statement %d: %w\n%s", m.Version, m.Name, i+1, err, st)
 			}
 		}
@@ -126,26 +129,61 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 		}
 		res.Applied = append(res.Applied, m.Version)
 	}
+	// A repaired migration re-creates what it created as it first did:
+	// without the columns later migrations added (001's errors and landing
+	// without 008's source_version) and with objects later migrations
+	// dropped (001's mv1_errors). Add and drop them again.
+	if len(res.Repaired) > 0 {
+		for _, m := range migs[1:] {
+			if m.Version <= res.Repaired[0] {
+				continue
+			}
+			for _, st := range m.Statements {
+				if dropRE.MatchString(st) || isAddColumn(st) {
+					if err := execStatement(ctx, conn, st); err != nil {
+						return res, fmt.Errorf("schema: migration %03d (%s), after a repair: %w\n%s", m.Version, m.Name, err, st)
+					}
+				}
+			}
+		}
+	}
 	return res, nil
 }
 
-// apply runs one statement of a migration. An ALTER TABLE ... ADD COLUMN
-// runs only when the column is missing: without IF NOT EXISTS (servers
-// before 20.1) it fails on a column that a half-finished run of the same
-// migration added.
-func apply(ctx context.Context, conn driver.Conn, st string) error {
-	if table, column, ok := addedColumn(st); ok {
-		db := strings.SplitN(strings.TrimPrefix(st, "ALTER TABLE "), ".", 2)[0]
-		var n uint64
-		if err := conn.QueryRow(ctx, "SELECT count() FROM system.columns WHERE database = ? AND table = ? AND name = ?",
-			db, table, column).Scan(&n); err != nil {
-			return fmt.Errorf("look for column %s.%s: %w", table, column, err)
-		}
-		if n > 0 {
-			return nil
+// execStatement runs one statement of a migration. An ADD COLUMN whose
+// column exists already (18.16 has no IF NOT EXISTS there: the migration
+// ran before, in part or whole) is done.
+func execStatement(ctx context.Context, conn driver.Conn, st string) error {
+	err := conn.Exec(ctx, st)
+	if err != nil && isAddColumn(st) && isDuplicateColumn(err) {
+		return nil
+	}
+	return err
+}
+
+// isDuplicateColumn reports ClickHouse's DUPLICATE_COLUMN (code 15), also
+// as a distributed DDL's report from a node.
+func isDuplicateColumn(err error) bool {
+	var ex *proto.Exception
+	if errors.As(err, &ex) && ex.Code == 15 {
+		return true
+	}
+	s := err.Error()
+	return strings.Contains(s, "DUPLICATE_COLUMN") || strings.Contains(s, "Code: 15,") || strings.Contains(s, "already exists")
+}
+
+// droppedAfter returns the tables and views that migrations after version
+// v drop.
+func droppedAfter(migs []Migration, v int) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range migs {
+		if m.Version > v {
+			for _, n := range droppedViews(m) {
+				out[n] = true
+			}
 		}
 	}
-	return conn.Exec(ctx, st)
+	return out
 }
 
 // createRE matches a statement that creates a table or view and captures
@@ -171,11 +209,12 @@ func localObjects(ctx context.Context, conn driver.Conn, db string) (map[string]
 	return have, rows.Err()
 }
 
-// missingObjects returns the tables and views m creates that have lacks.
-func missingObjects(m Migration, have map[string]bool) []string {
+// missingObjects returns the tables and views m creates that have lacks,
+// leaving out those a later migration dropped.
+func missingObjects(m Migration, have, dropped map[string]bool) []string {
 	var out []string
 	for _, st := range m.Statements {
-		if g := createRE.FindStringSubmatch(st); g != nil && !have[g[2]] {
+		if g := createRE.FindStringSubmatch(st); g != nil && !have[g[2]] && !dropped[g[2]] {
 			out = append(out, g[2])
 		}
 	}

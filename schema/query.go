@@ -53,6 +53,7 @@ type ErrorRow struct {
 	ViolationFields       []string  `ch:"violation_fields"`
 	ViolationDescriptions []string  `ch:"violation_descriptions"`
 	Findings              []string  `ch:"findings"`
+	SourceVersion         string    `ch:"source_version"` // migration 008
 }
 
 // LookupQuery returns a single query that does what Lookup does, for tools
@@ -253,6 +254,7 @@ func Retain(ctx context.Context, conn driver.Conn, opts Options, days int) ([]Dr
 		{TableErrors, days, false}, {TableDeadLetter, days, false}, {TableErrorLookup, days, true},
 		{TableErrors1m, rollup, false}, {TableOutcomes1m, rollup, false},
 		{TableCallers1m, rollup, false}, {TableFindings1h, rollup, false},
+		{TableErrorGroups1h, rollup, true},
 	}
 	parts := "system.parts"
 	if opts.Cluster != "" {

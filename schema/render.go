@@ -23,6 +23,8 @@ const (
 	TableFindings1h     = "findings_1h"
 	TableIncidents      = "incidents"
 	TableAlerterMinutes = "alerter_minutes"
+	TableErrorGroups    = "error_groups"
+	TableErrorGroups1h  = "error_groups_1h"
 	TableMigrations     = "schema_migrations"
 )
 
@@ -134,6 +136,7 @@ func (r *renderer) migrations() []Migration {
 		{Version: 5, Name: "callers_1m rollup", Statements: r.callersRollup()},
 		{Version: 6, Name: "findings_1h rollup", Statements: r.findingsRollup()},
 		{Version: 7, Name: "incidents", Statements: r.incidents()},
+		{Version: 8, Name: "source_version and error groups", Statements: r.errorGroups()},
 		{Version: 9, Name: "trace ids, origin and error_traces", Statements: r.traces()},
 	}
 }
@@ -290,6 +293,9 @@ func (r *renderer) distributed(name string, cols []col, shardKey string) string 
 // number order: "mv10_x" would run before "mv9_ingest_progress".
 const (
 	viewErrors         = "mv1_errors"
+	viewErrorsV8       = "mv1_errors_v8" // replaces mv1_errors (migration 008)
+	viewErrorGroups    = "mv8_error_groups"
+	viewErrorGroups1h  = "mv8_error_groups_1h"
 	viewErrorTraces    = "mv1t_error_traces"
 	viewDeadLetter     = "mv2_dead_letter"
 	viewErrorLookup    = "mv3_error_lookup"
@@ -318,7 +324,7 @@ type landingView struct {
 // of rendered views is exactly this list and each view's name sorts after
 // every view it depends on.
 var landingViews = []landingView{
-	{name: viewErrors},
+	{name: viewErrorsV8},
 	{name: viewDeadLetter},
 	{name: viewErrorLookup},
 	{name: viewTraceLookup},
@@ -327,6 +333,8 @@ var landingViews = []landingView{
 	{name: viewOutcomes1m},
 	{name: viewCallers1m},
 	{name: viewFindings1h},
+	{name: viewErrorGroups},
+	{name: viewErrorGroups1h},
 	// The progress row says "this partition is stored up to this offset";
 	// it is true only once every other view has stored the block. If a
 	// view fails half way, progress then stays behind the data (a replay
@@ -379,8 +387,8 @@ func (r *renderer) landingErrorsDeadLetter() []string {
 	var out []string
 	// landing: the ingester's single insert target. Null keeps nothing; the
 	// materialized views below see every inserted block.
-	landing := make([]col, len(landingColumns1))
-	for i, c := range landingColumns1 {
+	landing := make([]col, len(landingV1))
+	for i, c := range landingV1 {
 		landing[i] = col{name: c.Name, typ: c.Type}
 	}
 	{
@@ -398,7 +406,7 @@ func (r *renderer) landingErrorsDeadLetter() []string {
 		}
 	}
 	out = append(out, r.createTable(table{
-		name: TableErrors, viewTarget: true, cols: errorsColumns,
+		name: TableErrors, viewTarget: true, cols: errorsV1,
 		indexes: []string{
 			"idx_error_id error_id TYPE bloom_filter(0.01) GRANULARITY 4",
 			"idx_request_id request_id TYPE bloom_filter(0.01) GRANULARITY 4",
@@ -424,17 +432,9 @@ func (r *renderer) landingErrorsDeadLetter() []string {
 		ttl:       "ingested_at", ttlDays: r.o.RetentionDays,
 		shardKey: kafkaShard,
 	})...)
-	sel := make([]string, len(errorsColumns))
-	for i, c := range errorsColumns {
-		sel[i] = "    " + c.name
-		if c.name == "event_id" {
-			sel[i] = "    " + eventIDExpr + " AS event_id"
-		}
-	}
 	// Order (both views): no dependency of their own; they sort before
 	// viewIngestProgress, which must follow them (landingViews).
-	out = append(out, r.view(viewErrors, TableErrors,
-		"SELECT\n"+strings.Join(sel, ",\n")+"\nFROM "+r.q(r.local(TableLanding))+"\nWHERE dead = 0"))
+	out = append(out, r.view(viewErrors, TableErrors, r.errorsViewQuery(errorsV1)))
 	out = append(out, r.view(viewDeadLetter, TableDeadLetter,
 		"SELECT\n    "+strings.Join(names(deadLetterColumns), ",\n    ")+"\nFROM "+r.q(r.local(TableLanding))+"\nWHERE dead = 1"))
 	return out

@@ -1,10 +1,6 @@
 package schema
 
-import (
-	"fmt"
-	"regexp"
-	"strings"
-)
+
 
 // errorTracesColumns are the columns of error_traces (migration 009): what
 // a stored error adds beyond errors' columns, keyed like errors so that a
@@ -34,8 +30,8 @@ var errorTracesColumns = []col{
 // by a view of its own for the same reason.
 //
 // On servers without ADD COLUMN IF NOT EXISTS (18.16) the ALTER statements
-// are not idempotent by themselves; Migrate runs each only when the column
-// is missing (alterAddRE).
+// are not idempotent by themselves; Migrate takes a column that exists as
+// added (execStatement), as for migration 008.
 func (r *renderer) traces() []string {
 	var out []string
 	tables := []string{r.local(TableLanding)}
@@ -44,7 +40,7 @@ func (r *renderer) traces() []string {
 	}
 	for _, t := range tables {
 		for _, c := range landingColumns9 {
-			out = append(out, r.addColumn(t, c.Name, c.Type))
+			out = append(out, r.addColumn(t, c.Name+" "+c.Type))
 		}
 	}
 	out = append(out, r.createTable(table{
@@ -80,30 +76,4 @@ func (r *renderer) traces() []string {
 			"FROM "+r.q(r.local(TableLanding))+"\n"+
 			"WHERE dead = 0 AND trace_id != ''"))
 	return out
-}
-
-// addColumn renders one ALTER TABLE ... ADD COLUMN, with IF NOT EXISTS
-// where the server has it.
-func (r *renderer) addColumn(table, name, typ string) string {
-	ifNot := ""
-	if r.f.AddColumnIfNotExists {
-		ifNot = "IF NOT EXISTS "
-	}
-	return fmt.Sprintf("ALTER TABLE %s%s ADD COLUMN %s%s %s", r.q(table), r.onCluster(), ifNot, name, typ)
-}
-
-// alterAddRE reads the table and column of a rendered addColumn.
-var alterAddRE = regexp.MustCompile(`^ALTER TABLE ([A-Za-z0-9_]+)\.([A-Za-z0-9_]+)(?: ON CLUSTER [A-Za-z0-9_]+)? ADD COLUMN (?:IF NOT EXISTS )?([A-Za-z0-9_]+) `)
-
-// addedColumn returns the table and column an ALTER ... ADD COLUMN
-// statement adds, or ok false for any other statement.
-func addedColumn(st string) (table, column string, ok bool) {
-	if !strings.HasPrefix(st, "ALTER TABLE ") {
-		return "", "", false
-	}
-	m := alterAddRE.FindStringSubmatch(st)
-	if m == nil {
-		return "", "", false
-	}
-	return m[2], m[3], true
 }

@@ -96,8 +96,8 @@ func TestMigration9UpgradesAndStoresTraces(t *testing.T) {
 
 // insertOld inserts one row with the column list of migration 001 only.
 func insertOld(ctx context.Context, conn driver.Conn, opts Options, now time.Time, eventID string) error {
-	names := make([]string, len(landingColumns1))
-	for i, c := range landingColumns1 {
+	names := make([]string, len(landingV1))
+	for i, c := range landingV1 {
 		names[i] = c.Name
 	}
 	batch, err := conn.PrepareBatch(ctx, "INSERT INTO "+opts.Database+".landing ("+strings.Join(names, ", ")+")")
@@ -107,8 +107,8 @@ func insertOld(ctx context.Context, conn driver.Conn, opts Options, now time.Tim
 	defer batch.Abort()
 	d := landingDefaults(now)
 	d["event_id"] = eventID
-	vals := make([]any, len(landingColumns1))
-	for i, c := range landingColumns1 {
+	vals := make([]any, len(landingV1))
+	for i, c := range landingV1 {
 		vals[i] = d[c.Name]
 	}
 	if err := batch.Append(vals...); err != nil {

@@ -65,16 +65,15 @@ type Features struct {
 	DoubleDelta    bool // 19.11: DoubleDelta and Gorilla codecs
 	TTL            bool // 19.6: table and column TTL
 	SkipIndexes    bool // 20.1: data-skipping indexes GA (bloom_filter since 19.6, tokenbf_v1 since 19.5, experimental)
+	// AlterIfNotExists: ALTER TABLE ... ADD COLUMN IF NOT EXISTS (not on
+	// 18.16; assumed from 20.1, the oldest release after it checked here).
+	AlterIfNotExists bool
 	// InsertDedup (22.2): insert_deduplication_token, with
 	// non_replicated_deduplication_window on the view targets and
 	// deduplicate_blocks_in_dependent_materialized_views, so the ingester's
 	// retry of a batch that failed half way through the views writes each
 	// view's block once. See InsertSettings.
 	InsertDedup bool
-	// AddColumnIfNotExists (20.1): ALTER TABLE ... ADD COLUMN IF NOT
-	// EXISTS. Older servers reject the clause; Migrate then runs an ADD
-	// COLUMN only where the column is missing.
-	AddColumnIfNotExists bool
 	// DateTime64 (20.1) is deliberately not used: observed_at stays DateTime
 	// and observed_at_ms carries the milliseconds, so the type a query sees is
 	// the same on every server.
@@ -83,14 +82,13 @@ type Features struct {
 // FeaturesOf returns the features errtrail uses on a server of version v.
 func FeaturesOf(v ServerVersion) Features {
 	return Features{
-		LowCardinality: v.AtLeast(19, 3),
-		Codecs:         v.AtLeast(19, 1),
-		DoubleDelta:    v.AtLeast(19, 11),
-		TTL:            v.AtLeast(19, 6),
-		SkipIndexes:    v.AtLeast(20, 1),
-		InsertDedup:    v.AtLeast(22, 2),
-
-		AddColumnIfNotExists: v.AtLeast(20, 1),
+		LowCardinality:   v.AtLeast(19, 3),
+		Codecs:           v.AtLeast(19, 1),
+		DoubleDelta:      v.AtLeast(19, 11),
+		TTL:              v.AtLeast(19, 6),
+		SkipIndexes:      v.AtLeast(20, 1),
+		AlterIfNotExists: v.AtLeast(20, 1),
+		InsertDedup:      v.AtLeast(22, 2),
 	}
 }
 

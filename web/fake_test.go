@@ -80,6 +80,7 @@ var t0 = time.Date(2026, 11, 1, 9, 30, 12, 345_000_000, time.UTC)
 func sampleStory() *lookup.Story {
 	return &lookup.Story{
 		MatchedAs: "error_id",
+		Group:     "fedcba9876543210",
 		Record: lookup.Record{
 			EventID: "run7:2s", ObservedAt: t0, IngestedAt: t0.Add(800 * time.Millisecond),
 			KafkaTopic: "errtrail.replies", KafkaPartition: 2, KafkaOffset: 81234,
@@ -133,7 +134,7 @@ func sampleReport() *report.Report {
 		Replies: 1200,
 		Rules: []report.Rule{{
 			Code: "retry_after_header_missing", Title: "429 without Retry-After", Replies: 300, Share: 0.25,
-			ExampleEventID: "run7:2s", ExampleErrorID: "err-stored-77",
+			ExampleEventID: "run7:2s", ExampleErrorID: "err-stored-77", ExampleAgent: "research-agent", ExampleGroup: "0123456789abcdef",
 			Checks: `Seed 000: "an HTTP 429 MUST include Retry-After"`, Change: "Send Retry-After with every 429.",
 		}},
 		Clean:  []string{"retry_delay_zero", "errorinfo_missing"},

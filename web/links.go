@@ -129,6 +129,7 @@ func (l links) funcs() template.FuncMap {
 		"apiURL":      l.api,
 		"dashboard":   l.dashboard,
 		"reportURL":   func(agent string, from, to time.Time) string { return ReportURL(l.base, agent, from, to) },
+		"groupURL":    func(agent, id string) string { return GroupsURL(l.base, agent, id, false) },
 		"when":        when,
 		"minute":      func(t time.Time) string { return t.UTC().Format("15:04") },
 		"ms":          millis,

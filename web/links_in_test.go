@@ -14,11 +14,11 @@ import (
 
 // TestUnitLinksIn: every link to errtrail's pages that the Grafana
 // dashboards ($errtrail_url) and the alert annotations (lookup, incident) build
-// reaches a page of this package, with only parameters the page reads, and
+// (and the new-group ticket's groups link) reaches a page of this package, with only parameters the page reads, and
 // not its not-found page. Variables are replaced by sample values.
 func TestUnitLinksIn(t *testing.T) {
 	root := filepath.Join("..")
-	h := New(Config{Incidents: &fakeIncidents{}}, &fakeService{story: sampleStory(), page: &lookup.Page{}}, &fakeReporter{rep: sampleReport()})
+	h := New(Config{Incidents: &fakeIncidents{}, Groups: &fakeGroups{}}, &fakeService{story: sampleStory(), page: &lookup.Page{}}, &fakeReporter{rep: sampleReport()})
 	var links []string
 	dash, err := filepath.Glob(filepath.Join(root, "dashboards", "json", "*.json"))
 	if err != nil || len(dash) == 0 {
@@ -38,7 +38,7 @@ func TestUnitLinksIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reAlert := regexp.MustCompile(`(?m)^\s+(?:lookup|incident): '.*\{\{ end \}\}(/[^']*)'$`)
+	reAlert := regexp.MustCompile(`(?m)^\s+(?:lookup|incident|groups): '.*\{\{ end \}\}(/[^']*)'$`)
 	nAlert := 0
 	for _, m := range reAlert.FindAllStringSubmatch(string(b), -1) {
 		links = append(links, "${errtrail_url}"+m[1])
@@ -56,6 +56,7 @@ func TestUnitLinksIn(t *testing.T) {
 		"${request_id:percentencode}", "req_01SAMPLE",
 		"{{ $labels.agent | urlquery }}", "research-agent",
 		"{{ $labels.caller | urlquery }}", "orchestrator-7",
+		"{{ $labels.group | urlquery }}", "0123456789abcdef",
 	)
 	for _, l := range links {
 		target := sample.Replace(l)

@@ -20,7 +20,7 @@ type storyPage struct {
 	Verdicts []verdict
 	Chart    chart // the context's minutes, stacked by kind
 
-	Report, API, Dashboard, Recent string // links
+	Report, API, Dashboard, Recent, Group string // links
 }
 
 func (p storyPage) PageTitle() string {
@@ -72,6 +72,9 @@ func (h *handler) storyPage(s *lookup.Story) storyPage {
 	l := h.links
 	p.Report = ReportURL(l.base, rec.Agent, time.Time{}, time.Time{})
 	p.API = l.api(rec.EventID)
+	if s.Group != "" {
+		p.Group = GroupsURL(l.base, rec.Agent, s.Group, false)
+	}
 	p.Dashboard = l.dashboard(rec.Agent, rec.Caller, c.From, c.To)
 	if rec.Caller != "" {
 		from, to := rec.ObservedAt.Add(-DefaultListRange/2), rec.ObservedAt.Add(DefaultListRange/2)
@@ -103,6 +106,7 @@ func recordFields(r *lookup.Record) []field {
 	num("kafka_offset", r.KafkaOffset)
 	str("source_kind", r.SourceKind)
 	str("source_id", r.SourceID)
+	str("source_version", r.SourceVersion)
 	str("agent", r.Agent)
 	str("endpoint", r.Endpoint)
 	str("caller", r.Caller)

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/errtrail/errtrail/groups"
 	"github.com/errtrail/errtrail/incidents"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/report"
@@ -45,6 +46,8 @@ type Config struct {
 	Now func() time.Time
 	// Incidents answers the incidents page; nil: it answers 503.
 	Incidents incidents.Reader
+	// Groups answers the groups pages; nil: they answer 503.
+	Groups groups.Reader
 }
 
 // Default ranges of pages that take from and to.
@@ -62,6 +65,7 @@ type handler struct {
 	svc   lookup.Service
 	rep   report.Reporter
 	inc   incidents.Reader
+	grp   groups.Reader
 	pages map[string]*template.Template
 	mux   *http.ServeMux
 	links links
@@ -79,7 +83,7 @@ func New(cfg Config, svc lookup.Service, rep report.Reporter) http.Handler {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	h := &handler{cfg: cfg, svc: svc, rep: rep, inc: cfg.Incidents, links: newLinks(cfg.ExternalURL, cfg.GrafanaURL)}
+	h := &handler{cfg: cfg, svc: svc, rep: rep, inc: cfg.Incidents, grp: cfg.Groups, links: newLinks(cfg.ExternalURL, cfg.GrafanaURL)}
 	h.pages = parsePages(h.links)
 	h.mux = http.NewServeMux()
 	h.mux.HandleFunc("GET /{$}", h.home)
@@ -87,6 +91,7 @@ func New(cfg Config, svc lookup.Service, rep report.Reporter) http.Handler {
 	h.mux.HandleFunc("GET /agents/{agent}/report", h.agentReport)
 	h.mux.HandleFunc("GET /report", h.allReport)
 	h.mux.HandleFunc("GET /incidents", h.incidentsPage)
+	h.mux.HandleFunc("GET /agents/{agent}/groups", h.groupsPage)
 	static, _ := fs.Sub(staticFS, "static")
 	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	h.mux.HandleFunc("/", h.notFoundPage)

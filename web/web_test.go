@@ -175,6 +175,7 @@ func TestUnitStory(t *testing.T) {
 		`<title>orchestrator-7 went over its SendMessage limit on research-agent. · errtrail</title>`,
 		`<h1 id="headline">orchestrator-7 went over its SendMessage limit on research-agent.</h1>`,
 		`Found by its <code>error_id</code>`, `Kind <strong class="kind">quota</strong>`,
+		`<a href="/agents/research-agent/groups?group=fedcba9876543210">Its error group <code>fedcba9876543210</code>`,
 		`<li>Only this caller is affected; the agent serves everyone else.</li>`,
 		`Wait the delay the reply gives, then retry with the same messageId.`,
 		// attempts
@@ -462,7 +463,9 @@ func TestUnitReport(t *testing.T) {
 		`<h2 id="clean">Rules kept</h2>`, `Counted from the replies the agent published itself; 1200 copies of the same replies seen by other observers are left out`, `<li><code>retry_delay_zero</code></li>`, `<li><code>errorinfo_missing</code></li>`,
 		`<form class="filter" action="https://errtrail.example/agents/research-agent/report" method="get"`,
 		`value="2026-10-30T00:00:00Z"`, `https://grafana.example/d/errtrail-agent?from=1793318400000`,
-		`<a href="https://errtrail.example/errors?agent=research-agent&amp;from=`)
+		`<a href="https://errtrail.example/errors?agent=research-agent&amp;from=`,
+		`<a href="https://errtrail.example/agents/research-agent/groups?group=0123456789abcdef">its error group</a>`,
+		`<a href="https://errtrail.example/agents/research-agent/groups">Error groups of research-agent</a>`)
 
 	// Every agent, by default over the last week.
 	rep := sampleReport()

@@ -1,8 +1,9 @@
 // Command views measures what each part of errtrail's schema costs the
-// ClickHouse server in CPU per event: the eight materialized views on
-// landing one by one (leave-one-out), error_lookup with three id kinds
+// ClickHouse server in CPU per event: the ten materialized views on
+// landing one by one (leave-one-out), the two group rollups together
+// (no-groups), error_lookup with three id kinds
 // instead of six, and message sizes (100 B, 8 KiB, 64 KiB, 64 KiB capped
-// at 8 KiB in mv1_errors).
+// at 8 KiB in mv1_errors_v8).
 //
 //	cd bench/views && go run . [-rounds 3] [-k 10] [-rows 50000] [-variants all,none,...]
 //

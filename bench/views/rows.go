@@ -125,6 +125,8 @@ func fillQuery(db string, off, rows int64, msgBytes int, base int64, rate int64)
 		"dl_reason":              "if(dead = 1, ['bad_json', 'too_large', 'no_reply', 'schema'][1 + cityHash64(n, 33) % 4], '')",
 		"dl_error":               "if(dead = 1, concat('invalid character at offset ', toString(cityHash64(n, 34) % 4096)), '')",
 		"raw":                    "if(dead = 1, arrayStringConcat(arrayMap(i -> hex(cityHash64(n, 2000 + i)), range(13))), '')",
+		// Each agent on one of two versions, a few agents mid-deploy.
+		"source_version": "concat('1.', toString(agent_n % 7), '.', toString(if(agent_n % 10 = 0, cityHash64(n, 35) % 2, 0)))",
 	}
 	// Columns computed once per row and used by several landing columns.
 	inner := []string{

@@ -16,9 +16,14 @@ const dbPrefix = "errtrail_views_"
 
 // The views on landing, as schema renders them (render.go).
 var landingViews = []string{
-	"mv1_errors", "mv2_dead_letter", "mv3_error_lookup", "mv4_errors_1m",
-	"mv5_outcomes_1m", "mv6_callers_1m", "mv7_findings_1h", "mv9_ingest_progress",
+	"mv1_errors_v8", "mv2_dead_letter", "mv3_error_lookup", "mv4_errors_1m",
+	"mv5_outcomes_1m", "mv6_callers_1m", "mv7_findings_1h",
+	"mv8_error_groups", "mv8_error_groups_1h", "mv9_ingest_progress",
 }
+
+// groupViews are the views of migration 008's group rollups, left out
+// together by the variant no-groups (their cost as one).
+var groupViews = []string{"mv8_error_groups", "mv8_error_groups_1h"}
 
 // variant is the real schema (schema.Migrate) with some views dropped or
 // re-created from an edited rendering.
@@ -47,10 +52,11 @@ func allVariants() []variant {
 		vs = append(vs, variant{name: "no-" + mv, base: "none", msg: 100, drop: []string{mv}})
 	}
 	vs = append(vs,
+		variant{name: "no-groups", base: "none", msg: 100, drop: groupViews},
 		variant{name: "lookup-3ids", base: "none", msg: 100, editView: "mv3_error_lookup", edit: lookupOnly("error_id", "request_id", "event_id")},
 		variant{name: "msg-8k", base: "none-8k", msg: 8 << 10},
 		variant{name: "msg-64k", base: "none-64k", msg: 64 << 10},
-		variant{name: "msg-64k-cap8k", base: "none-64k", msg: 64 << 10, editView: "mv1_errors", edit: capMessage(8 << 10)},
+		variant{name: "msg-64k-cap8k", base: "none-64k", msg: 64 << 10, editView: "mv1_errors_v8", edit: capMessage(8 << 10)},
 		variant{name: "none-8k", base: "none-8k", msg: 8 << 10, drop: landingViews},
 		variant{name: "none-64k", base: "none-64k", msg: 64 << 10, drop: landingViews},
 	)
@@ -83,12 +89,12 @@ func lookupOnly(kinds ...string) func(string) (string, error) {
 	}
 }
 
-// capMessage makes mv1_errors store at most n bytes of the message.
+// capMessage makes mv1_errors_v8 store at most n bytes of the message.
 func capMessage(n int) func(string) (string, error) {
 	return func(stmt string) (string, error) {
 		const col = "\n    message,\n"
 		if strings.Count(stmt, col) != 1 {
-			return "", fmt.Errorf("capMessage: message is not one plain column of mv1_errors")
+			return "", fmt.Errorf("capMessage: message is not one plain column of mv1_errors_v8")
 		}
 		return strings.Replace(stmt, col, fmt.Sprintf("\n    substring(message, 1, %d) AS message,\n", n), 1), nil
 	}

@@ -78,6 +78,8 @@ func serve(ctx context.Context, o *options, log *slog.Logger) error {
 		Timeout:  o.timeout,
 		Log:      log,
 	}
+	runner.NewGroups = &alerter.NewGroups{Conn: conn, Database: o.chDB}
+	reg.MustRegister(runner.NewGroups)
 	if o.incidents {
 		runner.Incidents = &alerter.Recorder{Conn: conn, Database: o.chDB, Writer: o.writer, Interval: o.interval}
 	}

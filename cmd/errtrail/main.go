@@ -53,6 +53,7 @@ const usage = `usage: errtrail <command> [flags]
   incidents        the alerter's recorded episodes (overload, runaway, ...) in a range
   mcp              lookup, check, report and incidents as an MCP server (stdio, or
                    Streamable HTTP with --mcp.listen)
+  groups AGENT     the agent's error groups: new ones, regressions, versions (--new, --version V)
 
 errtrail <command> --help lists the flags; flags may come before or after
 the ID or AGENT. Exit status: 0 answered, 1 not found,
@@ -80,6 +81,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runIncidents(ctx, args, stdout, stderr)
 	case "mcp":
 		return runMCP(ctx, args, io.NopCloser(os.Stdin), nopWriteCloser{stdout}, stderr)
+	case "groups":
+		return runGroups(ctx, args, stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

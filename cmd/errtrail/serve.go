@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/errtrail/errtrail/api"
+	"github.com/errtrail/errtrail/groups"
 	"github.com/errtrail/errtrail/incidents"
 	"github.com/errtrail/errtrail/internal/cliflags"
 	"github.com/errtrail/errtrail/lookup"
@@ -108,9 +109,11 @@ asked with.
 	cfg.Log = log
 	inc := incidentStore{incidents.Store{Conn: repConn, Database: *c.chDB}}
 	cfg.Incidents = inc
+	grp := groupStore{groups.Store{Conn: repConn, Database: *c.chDB}}
+	cfg.Groups = grp
 	if *pages {
 		cfg.Pages = func(svc lookup.Service, rep report.Reporter) http.Handler {
-			return web.New(web.Config{ExternalURL: ext, GrafanaURL: graf, Timeout: cfg.RequestTimeout, Logger: log, Incidents: inc}, svc, rep)
+			return web.New(web.Config{ExternalURL: ext, GrafanaURL: graf, Timeout: cfg.RequestTimeout, Logger: log, Incidents: inc, Groups: grp}, svc, rep)
 		}
 	}
 	srv, err := api.New(cfg, svc, rep, reg)

@@ -85,7 +85,7 @@ func (s *store) write(ctx context.Context, rows ...row) error {
 			"a2a", "http", "rpc_status", uint16(429), "RESOURCE_EXHAUSTED", int32(0),
 			"RATE_LIMIT_EXCEEDED", "RATE_LIMIT_EXCEEDED", "agents.example.com", "quota", uint8(1),
 			int8(1), "default", int64(1000), "retry_info", "per-caller", "caller",
-			r.errorID, "", "Caller exceeded its limit", none, none, []string{"untyped_5xx"}, "", "", "",
+			r.errorID, "", "Caller exceeded its limit", none, none, []string{"untyped_5xx"}, "", "", "", "",
 			"", "", "event", none, uint32(0))
 		if err != nil {
 			return err

@@ -73,6 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.agent, "agent", "", "name of the agent behind the tap (the events' agent)")
 	fs.StringVar(&o.source.ID, "source.id", "", "this tap's instance id (default: the host name)")
 	fs.StringVar(&o.source.Kind, "source.kind", emit.KindAgent, "agent (the tap stands for the agent) or gateway")
+	fs.StringVar(&o.source.Version, "source.version", "", "the agent's version (source.version of the events); default: the version of the upstream's A2A agent card, read at start, if it serves one")
 	fs.StringVar(&o.callerHeader, "caller.header", "", "request header naming the caller (never a credential header)")
 	fs.StringVar(&o.requestID, "request-id.header", "X-Request-Id", "request header with the request id")
 	fs.StringVar(&o.attempt, "attempt.header", "X-Attempt", "request header with the attempt number")
@@ -124,6 +125,9 @@ not given on the command line reads ERRTRAIL_TAP_<FLAG> (upper case, '.' and
 		if h != "" && isHopByHop(h) {
 			return nil, fmt.Errorf("%s %q: a hop-by-hop header never reaches the agent, so it is never recorded", name, h)
 		}
+	}
+	if o.source.Version != "" && !versionRE.MatchString(o.source.Version) {
+		return nil, fmt.Errorf("--source.version %q: want a version such as 1.4.2 or v2.0.0-rc.1 (letters, digits and . _ + -, at most 64)", o.source.Version)
 	}
 	switch o.source.Kind {
 	case emit.KindAgent, emit.KindGateway:

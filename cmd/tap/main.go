@@ -30,11 +30,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/errtrail/errtrail/emit"
 	"github.com/errtrail/errtrail/emit/kafkapub"
 )
 
@@ -64,6 +66,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if err := checkTopic(ctx, o); err != nil {
 		fmt.Fprintln(stderr, "tap:", err)
 		return 2
+	}
+	if o.source.Version == "" && o.source.Kind == emit.KindAgent {
+		o.source.Version = cardVersion(ctx, o.upstream, http.DefaultClient, 5*time.Second)
+		log.Info("agent version", "source.version", o.source.Version, "from", "agent card")
 	}
 	if err := serve(ctx, o, log, nil); err != nil {
 		log.Error("tap failed", "err", err)

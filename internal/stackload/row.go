@@ -93,6 +93,7 @@ func CompareRow(t testing.TB, name string, row schema.ErrorRow, rec *parse.Recor
 	}{
 		{"source_kind", row.SourceKind, rec.SourceKind},
 		{"source_id", row.SourceID, rec.SourceID},
+		{"source_version", row.SourceVersion, rec.SourceVersion},
 		{"agent", row.Agent, rec.Agent},
 		{"endpoint", row.Endpoint, rec.Endpoint},
 		{"caller", row.Caller, rec.Caller},

@@ -95,6 +95,9 @@ func (p Printer) Story(s *lookup.Story) error {
 	if s.Meaning.Advice != "" {
 		fmt.Fprintf(w, "What the caller should do: %s\n", clean(s.Meaning.Advice))
 	}
+	if s.Group != "" {
+		fmt.Fprintf(w, "Error group %s: errtrail groups %s\n", clean(s.Group), clean(r.Agent))
+	}
 	p.observers(w, &s.Observers)
 
 	fmt.Fprintf(w, "\n%s\n", p.heading("RECORD"))
@@ -309,7 +312,7 @@ func recordFields(r *lookup.Record) [][2]string {
 		{"idempotency_key_hash", r.IdempotencyKey}, {"attempt", attempt},
 		{"message", r.Message}, {"field_violations", join(fields)}, {"findings", join(r.Findings)},
 		{"event_id", r.EventID}, {"observed_at", stamp(r.ObservedAt)}, {"ingested_at", stamp(r.IngestedAt)},
-		{"source", withSource(r.SourceKind, r.SourceID)},
+		{"source", withSource(r.SourceKind, r.SourceID)}, {"source_version", r.SourceVersion},
 		{"kafka", fmt.Sprintf("%s/%d/%d", r.KafkaTopic, r.KafkaPartition, r.KafkaOffset)},
 	}
 }
@@ -364,6 +367,9 @@ func (p Printer) Report(r *report.Report) error {
 		fmt.Fprintf(w, "  %d replies (%.1f%%); example event_id %s", rule.Replies, 100*rule.Share, clean(rule.ExampleEventID))
 		if rule.ExampleErrorID != "" {
 			fmt.Fprintf(w, ", error_id %s", clean(rule.ExampleErrorID))
+		}
+		if rule.ExampleGroup != "" {
+			fmt.Fprintf(w, ", error group %s", clean(rule.ExampleGroup))
 		}
 		fmt.Fprintln(w)
 		if rule.Checks != "" {

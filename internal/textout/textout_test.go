@@ -16,8 +16,9 @@ func story() *lookup.Story {
 	at := time.Date(2026, 12, 1, 12, 0, 5, 0, time.UTC)
 	return &lookup.Story{
 		MatchedAs: "error_id",
+		Group:     "0123456789abcdef",
 		Record: lookup.Record{EventID: "ev-1", ObservedAt: at, Agent: "research-agent", Caller: "orch\x1b[2J-7",
-			Protocol: "a2a", Binding: "http", Kind: "quota", ErrorID: "err_1", Findings: []string{"retry_after_header_missing"}},
+			Protocol: "a2a", Binding: "http", Kind: "quota", ErrorID: "err_1", Findings: []string{"retry_after_header_missing"}, SourceVersion: "1.4.2"},
 		Meaning: lookup.Meaning{Headline: "Quota: caller went over its limit.", Details: []string{"The alerter found no overload of research-agent at that moment."}, Advice: "Wait 12 s."},
 		Attempts: lookup.Attempts{Key: "message_id", Attempts: []lookup.Attempt{
 			{EventID: "ev-0", Attempt: 1, ObservedAt: at.Add(-3100 * time.Millisecond), Kind: "quota", AskedDelayMS: &d, Next: "error"},
@@ -40,7 +41,8 @@ func TestStoryText(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{"QUOTA", "Quota: caller went over its limit.", "What the caller should do: Wait 12 s.",
 		"RECORD", "ATTEMPTS (same message_id)", "retried_too_soon", "3.1s", "12s", "CONTEXT", "FINDINGS",
-		"checks: Seed 000", "change: Send Retry-After.", "  >  2", "retry storm not checked"} {
+		"checks: Seed 000", "change: Send Retry-After.", "  >  2", "retry storm not checked",
+		"Error group 0123456789abcdef: errtrail groups research-agent", "source_version  1.4.2"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lacks %q:\n%s", want, out)
 		}
@@ -98,10 +100,11 @@ func TestMatchesAndReport(t *testing.T) {
 	}
 	b.Reset()
 	(Printer{W: &b}).Report(&report.Report{Agent: "legacy-agent", Replies: 10,
-		Rules: []report.Rule{{Code: "untyped_5xx", Title: "Bare 5xx", Replies: 4, Share: 0.4, ExampleEventID: "ev-9", Change: "Send a typed reason."}},
+		Rules: []report.Rule{{Code: "untyped_5xx", Title: "Bare 5xx", Replies: 4, Share: 0.4, ExampleEventID: "ev-9", Change: "Send a typed reason.",
+			ExampleAgent: "legacy-agent", ExampleGroup: "0123456789abcdef"}},
 		Clean: []string{"retry_delay_zero"}})
 	out := b.String()
-	for _, want := range []string{"Conformance of agent legacy-agent", "10 error replies", "untyped_5xx  Bare 5xx", "4 replies (40.0%)", "ev-9", "change: Send a typed reason.", "Never broken: retry_delay_zero"} {
+	for _, want := range []string{"Conformance of agent legacy-agent", "10 error replies", "untyped_5xx  Bare 5xx", "4 replies (40.0%)", "ev-9", "error group 0123456789abcdef", "change: Send a typed reason.", "Never broken: retry_delay_zero"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}

@@ -72,7 +72,7 @@ def main():
         "kind": "unknown", "typed": 0, "retryable": -1, "retryable_source": "", "retry_after_ms": -1,
         "retry_after_source": "", "limit_name": "", "scope": "", "error_id": "", "request_id": "",
         "message": "", "violation_fields": [], "violation_descriptions": [], "findings": [],
-        "dl_reason": "", "dl_error": "", "raw": "",
+        "dl_reason": "", "dl_error": "", "raw": "", "source_version": "",
         "trace_id": "", "span_id": "", "origin": "event", "inferred": [], "kafka_index": 0,
     }
 
@@ -97,7 +97,7 @@ def main():
                  inferred=["protocol"], kafka_index=2, event_id="e1", agent="a1", caller="c1", kind="quota", typed=1, http_status=429,
                  code="RESOURCE_EXHAUSTED", reason="RATE_LIMIT_EXCEEDED", limit_name="per_caller",
                  retry_after_ms=12000, error_id="E1", request_id="R1", kafka_offset=10,
-                 observed_at="now() - 60", findings=["f1"])
+                 observed_at="now() - 60", findings=["f1"], source_version="1.2.0")
     insert(quota,
            dict(quota, kafka_offset=11),  # the producer re-sent e1: same event, later offset
            dict(agent="a2", caller="c2", kind="internal", http_status=500, kafka_partition=1, kafka_offset=5,
@@ -151,6 +151,20 @@ def main():
         "SELECT finding, sum(n) AS n, sum(breaking) AS b, any(concat(example_event_id, '/', example_error_id)) AS ex "
         "FROM %s.findings_1h WHERE agent = 'a1' GROUP BY finding" % db)}
     check(f1h == {"": (2, 2, "e1/E1"), "f1": (2, 2, "e1/E1")}, "findings_1h counts a1's rule with its example: %s" % f1h)
+    check(n("SELECT count() AS n FROM %s.errors FINAL WHERE source_version = '1.2.0'" % db) == 1,
+          "errors keeps source_version (migration 008)")
+    g = rows("SELECT code, source_version AS v, countMerge(n) AS n, uniqMerge(callers) AS c, argMaxMerge(example) AS ex, "
+             "toString(minMerge(first_seen) <= maxMerge(last_seen)) AS ok "
+             "FROM %s.error_groups WHERE agent = 'a1' GROUP BY agent, protocol, code, kind, method, source_version" % db)
+    check(len(g) == 1 and g[0]["code"] == "RATE_LIMIT_EXCEEDED" and g[0]["v"] == "1.2.0" and int(g[0]["n"]) == 2
+          and int(g[0]["c"]) == 1 and g[0]["ex"] == "E1" and g[0]["ok"] == "1",
+          "error_groups: a1's group by its reason, version, count, callers and example: %s" % g)
+    g = rows("SELECT code, argMaxMerge(example) AS ex FROM %s.error_groups WHERE agent = 'a2' "
+             "GROUP BY agent, protocol, code, kind, method, source_version" % db)
+    check(len(g) == 1 and g[0]["code"] == "" and g[0]["ex"] == "kafka:t/1/5",
+          "error_groups: without an error_id the example is the event id: %s" % g)
+    check(n("SELECT sum(n) AS n FROM %s.error_groups_1h WHERE agent = 'a1' AND code = 'RATE_LIMIT_EXCEEDED'" % db) == 2,
+          "error_groups_1h counts a1's group per hour")
     out = {(x["outcome"], x["dl_reason"]): int(x["n"]) for x in rows(
         "SELECT outcome, dl_reason, sum(n) AS n FROM %s.outcomes_1m GROUP BY outcome, dl_reason" % db)}
     check(out == {("accepted", ""): 3, ("dead_letter", "bad_json"): 1}, "outcomes_1m: %s" % out)
@@ -192,6 +206,8 @@ def main():
     check(n("SELECT sum(n) AS n FROM %s.outcomes_1m WHERE dl_reason = 'too_large'" % db) == 1, "retried batch: outcomes_1m counts it once")
     check(n("SELECT count() AS n FROM %s.error_lookup WHERE id = 'b1'" % db) == 1, "retried batch: error_lookup has it once")
     check(n("SELECT sum(n) AS n FROM %s.findings_1h WHERE agent = 'boom'" % db) == 1, "retried batch: findings_1h counts it once")
+    check(n("SELECT countMerge(n) AS n FROM %s.error_groups WHERE agent = 'boom'" % db) == 1, "retried batch: error_groups counts it once")
+    check(n("SELECT sum(n) AS n FROM %s.error_groups_1h WHERE agent = 'boom'" % db) == 1, "retried batch: error_groups_1h counts it once")
     check(n("SELECT max(max_offset) AS n FROM %s.ingest_progress WHERE kafka_partition = 2" % db) == 101, "retried batch: progress 101")
 
     # Merges keep the rollups right.

@@ -654,6 +654,155 @@ CREATE TABLE IF NOT EXISTS errtrail.incidents ON CLUSTER errtrail_cluster
 )
 ENGINE = Distributed(errtrail_cluster, errtrail, incidents_local, cityHash64(kind, agent, caller, reason));
 
+-- 008 source_version and error groups (checksum 1306a398f237bad2e7de120aee00cb1f8c09dd4c86b73511e5f7a80054edbc57)
+ALTER TABLE errtrail.errors_local ON CLUSTER errtrail_cluster ADD COLUMN source_version String;
+
+ALTER TABLE errtrail.errors ON CLUSTER errtrail_cluster ADD COLUMN source_version String;
+
+ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN source_version String;
+
+ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN source_version String;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv1_errors_v8 ON CLUSTER errtrail_cluster TO errtrail.errors_local AS
+SELECT
+    if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id,
+    observed_at,
+    observed_at_ms,
+    ingested_at,
+    kafka_topic,
+    kafka_partition,
+    kafka_offset,
+    source_kind,
+    source_id,
+    agent,
+    endpoint,
+    caller,
+    method,
+    attempt,
+    http_request_id,
+    jsonrpc_id,
+    message_id,
+    task_id,
+    idempotency_key_hash,
+    protocol,
+    binding,
+    envelope,
+    http_status,
+    grpc_status,
+    jsonrpc_code,
+    code,
+    reason,
+    domain,
+    kind,
+    typed,
+    retryable,
+    retryable_source,
+    retry_after_ms,
+    retry_after_source,
+    limit_name,
+    scope,
+    error_id,
+    request_id,
+    message,
+    violation_fields,
+    violation_descriptions,
+    findings,
+    source_version
+FROM errtrail.landing_local
+WHERE dead = 0;
+
+DROP TABLE IF EXISTS errtrail.mv1_errors ON CLUSTER errtrail_cluster;
+
+CREATE TABLE IF NOT EXISTS errtrail.error_groups_local ON CLUSTER errtrail_cluster
+(
+    agent String,
+    protocol String,
+    code String,
+    kind String,
+    method String,
+    source_version String,
+    n AggregateFunction(count),
+    first_seen AggregateFunction(min, DateTime),
+    last_seen AggregateFunction(max, DateTime),
+    callers AggregateFunction(uniq, String),
+    example AggregateFunction(argMax, String, UInt64)
+)
+ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/errtrail/error_groups_local', '{replica}')
+ORDER BY (agent, protocol, code, kind, method, source_version)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS errtrail.error_groups ON CLUSTER errtrail_cluster
+(
+    agent String,
+    protocol String,
+    code String,
+    kind String,
+    method String,
+    source_version String,
+    n AggregateFunction(count),
+    first_seen AggregateFunction(min, DateTime),
+    last_seen AggregateFunction(max, DateTime),
+    callers AggregateFunction(uniq, String),
+    example AggregateFunction(argMax, String, UInt64)
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, error_groups_local, rand());
+
+CREATE TABLE IF NOT EXISTS errtrail.error_groups_1h_local ON CLUSTER errtrail_cluster
+(
+    agent String,
+    protocol String,
+    code String,
+    kind String,
+    method String,
+    hour DateTime,
+    n UInt64
+)
+ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/errtrail/error_groups_1h_local', '{replica}', (n))
+PARTITION BY toYYYYMM(hour)
+ORDER BY (agent, protocol, code, kind, method, hour);
+
+CREATE TABLE IF NOT EXISTS errtrail.error_groups_1h ON CLUSTER errtrail_cluster
+(
+    agent String,
+    protocol String,
+    code String,
+    kind String,
+    method String,
+    hour DateTime,
+    n UInt64
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, error_groups_1h_local, rand());
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv8_error_groups ON CLUSTER errtrail_cluster TO errtrail.error_groups_local AS
+SELECT
+    agent,
+    protocol,
+    if(reason != '', reason, code) AS code,
+    kind,
+    method,
+    source_version,
+    countState() AS n,
+    minState(observed_at) AS first_seen,
+    maxState(observed_at) AS last_seen,
+    uniqState(caller) AS callers,
+    argMaxState(if(error_id != '', error_id, if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset)))), toUInt64(error_id != '') * 10000000000000 + observed_at_ms) AS example
+FROM errtrail.landing_local
+WHERE dead = 0
+GROUP BY agent, protocol, code, kind, method, source_version;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv8_error_groups_1h ON CLUSTER errtrail_cluster TO errtrail.error_groups_1h_local AS
+SELECT
+    agent,
+    protocol,
+    if(reason != '', reason, code) AS code,
+    kind,
+    method,
+    toStartOfHour(observed_at) AS hour,
+    count() AS n
+FROM errtrail.landing_local
+WHERE dead = 0
+GROUP BY agent, protocol, code, kind, method, hour;
+
 -- 009 trace ids, origin and error_traces (checksum 23320cbc64acbb875961361c64a9d651790dba516e9d0171089c55361ac8f2f8)
 ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN trace_id String;
 

@@ -667,6 +667,156 @@ CREATE TABLE IF NOT EXISTS errtrail.incidents ON CLUSTER errtrail_cluster
 )
 ENGINE = Distributed(errtrail_cluster, errtrail, incidents_local, cityHash64(kind, agent, caller, reason));
 
+-- 008 source_version and error groups (checksum 787198fa8db7038ce469f8fe9eaad11b229537aca2d634945637f3786a42b308)
+ALTER TABLE errtrail.errors_local ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS source_version LowCardinality(String);
+
+ALTER TABLE errtrail.errors ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS source_version LowCardinality(String);
+
+ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS source_version String;
+
+ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS source_version String;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv1_errors_v8 ON CLUSTER errtrail_cluster TO errtrail.errors_local AS
+SELECT
+    if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id,
+    observed_at,
+    observed_at_ms,
+    ingested_at,
+    kafka_topic,
+    kafka_partition,
+    kafka_offset,
+    source_kind,
+    source_id,
+    agent,
+    endpoint,
+    caller,
+    method,
+    attempt,
+    http_request_id,
+    jsonrpc_id,
+    message_id,
+    task_id,
+    idempotency_key_hash,
+    protocol,
+    binding,
+    envelope,
+    http_status,
+    grpc_status,
+    jsonrpc_code,
+    code,
+    reason,
+    domain,
+    kind,
+    typed,
+    retryable,
+    retryable_source,
+    retry_after_ms,
+    retry_after_source,
+    limit_name,
+    scope,
+    error_id,
+    request_id,
+    message,
+    violation_fields,
+    violation_descriptions,
+    findings,
+    source_version
+FROM errtrail.landing_local
+WHERE dead = 0;
+
+DROP TABLE IF EXISTS errtrail.mv1_errors ON CLUSTER errtrail_cluster;
+
+CREATE TABLE IF NOT EXISTS errtrail.error_groups_local ON CLUSTER errtrail_cluster
+(
+    agent LowCardinality(String),
+    protocol LowCardinality(String),
+    code LowCardinality(String),
+    kind LowCardinality(String),
+    method LowCardinality(String),
+    source_version LowCardinality(String),
+    n AggregateFunction(count),
+    first_seen AggregateFunction(min, DateTime),
+    last_seen AggregateFunction(max, DateTime),
+    callers AggregateFunction(uniq, String),
+    example AggregateFunction(argMax, String, UInt64)
+)
+ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/errtrail/error_groups_local', '{replica}')
+ORDER BY (agent, protocol, code, kind, method, source_version)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS errtrail.error_groups ON CLUSTER errtrail_cluster
+(
+    agent LowCardinality(String),
+    protocol LowCardinality(String),
+    code LowCardinality(String),
+    kind LowCardinality(String),
+    method LowCardinality(String),
+    source_version LowCardinality(String),
+    n AggregateFunction(count),
+    first_seen AggregateFunction(min, DateTime),
+    last_seen AggregateFunction(max, DateTime),
+    callers AggregateFunction(uniq, String),
+    example AggregateFunction(argMax, String, UInt64)
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, error_groups_local, rand());
+
+CREATE TABLE IF NOT EXISTS errtrail.error_groups_1h_local ON CLUSTER errtrail_cluster
+(
+    agent LowCardinality(String),
+    protocol LowCardinality(String),
+    code LowCardinality(String),
+    kind LowCardinality(String),
+    method LowCardinality(String),
+    hour DateTime CODEC(DoubleDelta, ZSTD(1)),
+    n UInt64
+)
+ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/errtrail/error_groups_1h_local', '{replica}', (n))
+PARTITION BY toYYYYMM(hour)
+ORDER BY (agent, protocol, code, kind, method, hour)
+TTL hour + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS errtrail.error_groups_1h ON CLUSTER errtrail_cluster
+(
+    agent LowCardinality(String),
+    protocol LowCardinality(String),
+    code LowCardinality(String),
+    kind LowCardinality(String),
+    method LowCardinality(String),
+    hour DateTime,
+    n UInt64
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, error_groups_1h_local, rand());
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv8_error_groups ON CLUSTER errtrail_cluster TO errtrail.error_groups_local AS
+SELECT
+    agent,
+    protocol,
+    if(reason != '', reason, code) AS code,
+    kind,
+    method,
+    source_version,
+    countState() AS n,
+    minState(observed_at) AS first_seen,
+    maxState(observed_at) AS last_seen,
+    uniqState(caller) AS callers,
+    argMaxState(if(error_id != '', error_id, if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset)))), toUInt64(error_id != '') * 10000000000000 + observed_at_ms) AS example
+FROM errtrail.landing_local
+WHERE dead = 0
+GROUP BY agent, protocol, code, kind, method, source_version;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv8_error_groups_1h ON CLUSTER errtrail_cluster TO errtrail.error_groups_1h_local AS
+SELECT
+    agent,
+    protocol,
+    if(reason != '', reason, code) AS code,
+    kind,
+    method,
+    toStartOfHour(observed_at) AS hour,
+    count() AS n
+FROM errtrail.landing_local
+WHERE dead = 0
+GROUP BY agent, protocol, code, kind, method, hour;
+
 -- 009 trace ids, origin and error_traces (checksum 04e30f3e58c4d422a5d84afff6fbfe0588fb9f346d42d879e6ca28592cb28a32)
 ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS trace_id String;
 

@@ -445,6 +445,125 @@ PARTITION BY toYYYYMM(started_at)
 ORDER BY (agent, kind, caller, reason, started_at)
 TTL last_seen_at + INTERVAL 90 DAY;
 
+-- 008 source_version and error groups (checksum fc88a6c4335460484f2749a05bdfc0916ba810a5995401a438c4881c182f6030)
+ALTER TABLE errtrail.errors ADD COLUMN IF NOT EXISTS source_version LowCardinality(String);
+
+ALTER TABLE errtrail.landing ADD COLUMN IF NOT EXISTS source_version String;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv1_errors_v8 TO errtrail.errors AS
+SELECT
+    if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id,
+    observed_at,
+    observed_at_ms,
+    ingested_at,
+    kafka_topic,
+    kafka_partition,
+    kafka_offset,
+    source_kind,
+    source_id,
+    agent,
+    endpoint,
+    caller,
+    method,
+    attempt,
+    http_request_id,
+    jsonrpc_id,
+    message_id,
+    task_id,
+    idempotency_key_hash,
+    protocol,
+    binding,
+    envelope,
+    http_status,
+    grpc_status,
+    jsonrpc_code,
+    code,
+    reason,
+    domain,
+    kind,
+    typed,
+    retryable,
+    retryable_source,
+    retry_after_ms,
+    retry_after_source,
+    limit_name,
+    scope,
+    error_id,
+    request_id,
+    message,
+    violation_fields,
+    violation_descriptions,
+    findings,
+    source_version
+FROM errtrail.landing
+WHERE dead = 0;
+
+DROP TABLE IF EXISTS errtrail.mv1_errors;
+
+CREATE TABLE IF NOT EXISTS errtrail.error_groups
+(
+    agent LowCardinality(String),
+    protocol LowCardinality(String),
+    code LowCardinality(String),
+    kind LowCardinality(String),
+    method LowCardinality(String),
+    source_version LowCardinality(String),
+    n AggregateFunction(count),
+    first_seen AggregateFunction(min, DateTime),
+    last_seen AggregateFunction(max, DateTime),
+    callers AggregateFunction(uniq, String),
+    example AggregateFunction(argMax, String, UInt64)
+)
+ENGINE = AggregatingMergeTree()
+ORDER BY (agent, protocol, code, kind, method, source_version)
+SETTINGS index_granularity = 256, non_replicated_deduplication_window = 1000;
+
+CREATE TABLE IF NOT EXISTS errtrail.error_groups_1h
+(
+    agent LowCardinality(String),
+    protocol LowCardinality(String),
+    code LowCardinality(String),
+    kind LowCardinality(String),
+    method LowCardinality(String),
+    hour DateTime CODEC(DoubleDelta, ZSTD(1)),
+    n UInt64
+)
+ENGINE = SummingMergeTree((n))
+PARTITION BY toYYYYMM(hour)
+ORDER BY (agent, protocol, code, kind, method, hour)
+TTL hour + INTERVAL 90 DAY
+SETTINGS non_replicated_deduplication_window = 1000;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv8_error_groups TO errtrail.error_groups AS
+SELECT
+    agent,
+    protocol,
+    if(reason != '', reason, code) AS code,
+    kind,
+    method,
+    source_version,
+    countState() AS n,
+    minState(observed_at) AS first_seen,
+    maxState(observed_at) AS last_seen,
+    uniqState(caller) AS callers,
+    argMaxState(if(error_id != '', error_id, if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset)))), toUInt64(error_id != '') * 10000000000000 + observed_at_ms) AS example
+FROM errtrail.landing
+WHERE dead = 0
+GROUP BY agent, protocol, code, kind, method, source_version;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv8_error_groups_1h TO errtrail.error_groups_1h AS
+SELECT
+    agent,
+    protocol,
+    if(reason != '', reason, code) AS code,
+    kind,
+    method,
+    toStartOfHour(observed_at) AS hour,
+    count() AS n
+FROM errtrail.landing
+WHERE dead = 0
+GROUP BY agent, protocol, code, kind, method, hour;
+
 -- 009 trace ids, origin and error_traces (checksum 12059fc4608298b939790ba91bef24fb917bfede973246f6242f25fa340645b9)
 ALTER TABLE errtrail.landing ADD COLUMN IF NOT EXISTS trace_id String;
 

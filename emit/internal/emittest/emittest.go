@@ -28,7 +28,7 @@ import (
 // ParseEventContext.
 type EventContext struct {
 	EventID  string
-	Source   struct{ Kind, ID string }
+	Source   struct{ Kind, ID, Version string }
 	Agent    string
 	Endpoint string
 	Caller   string
@@ -109,6 +109,7 @@ func ContextHeaders(t testing.TB, eventJSON []byte) []parse.MsgHeader {
 	add("errtrail-observed-at", strconv.FormatInt(rec.ObservedAtMS, 10))
 	add("errtrail-source-kind", ev.Source.Kind)
 	add("errtrail-source-id", ev.Source.ID)
+	add("errtrail-source-version", ev.Source.Version)
 	add("errtrail-agent", ev.Agent)
 	add("errtrail-endpoint", ev.Endpoint)
 	add("errtrail-caller", ev.Caller)
@@ -184,7 +185,7 @@ func ParseEventContext(t testing.TB, b []byte) EventContext {
 	var m struct {
 		EventID    string `json:"event_id"`
 		ObservedAt int64  `json:"observed_at"`
-		Source     struct{ Kind, ID string }
+		Source     struct{ Kind, ID, Version string }
 		Agent      string
 		Endpoint   string
 		Caller     string
@@ -206,7 +207,7 @@ func ParseEventContext(t testing.TB, b []byte) EventContext {
 		t.Fatalf("event: %v", err)
 	}
 	var ev EventContext
-	ev.EventID, ev.Source.Kind, ev.Source.ID = m.EventID, m.Source.Kind, m.Source.ID
+	ev.EventID, ev.Source.Kind, ev.Source.ID, ev.Source.Version = m.EventID, m.Source.Kind, m.Source.ID, m.Source.Version
 	ev.Agent, ev.Endpoint, ev.Caller, ev.Method, ev.Attempt = m.Agent, m.Endpoint, m.Caller, m.Method, m.Attempt
 	ev.Request = Request{m.Request.HTTPRequestID, []byte(m.Request.JSONRPCID), m.Request.MessageID, m.Request.TaskID, m.Request.IdempotencyKey}
 	ev.Reply.Binding, ev.Reply.HTTPStatus = m.Reply.Binding, m.Reply.HTTPStatus
