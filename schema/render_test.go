@@ -201,7 +201,7 @@ func TestLandingColumnsMatchDesign(t *testing.T) {
 		t.Errorf("landing columns:\n got %s\nwant %s", strings.Join(got, " "), want)
 	}
 	ins := LandingInsert(Options{Database: "x"})
-	if !strings.HasPrefix(ins, "INSERT INTO x.landing (dead, event_id, observed_at,") || !strings.HasSuffix(ins, "dl_error, raw, trace_id, span_id, origin, inferred, kafka_index)") {
+	if !strings.HasPrefix(ins, "INSERT INTO x.landing (dead, event_id, observed_at,") || !strings.HasSuffix(ins, "dl_error, raw, source_version, trace_id, span_id, origin, inferred, kafka_index)") {
 		t.Errorf("LandingInsert = %s", ins)
 	}
 }

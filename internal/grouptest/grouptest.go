@@ -137,6 +137,8 @@ func WriteErr(conn driver.Conn, db string, replies ...Reply) error {
 					vals[i] = uint16(0)
 				case "Int32":
 					vals[i] = int32(0)
+				case "UInt32":
+					vals[i] = uint32(0)
 				case "Int64":
 					vals[i] = int64(0)
 				case "UInt64":
