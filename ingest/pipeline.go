@@ -13,6 +13,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/errtrail/errtrail/parse"
+	"github.com/errtrail/errtrail/schema"
 	"github.com/segmentio/kafka-go"
 )
 
@@ -86,7 +87,7 @@ type Config struct {
 
 func (c *Config) defaults() {
 	if c.Table == "" {
-		c.Table = "landing"
+		c.Table = schema.TableLanding
 	}
 	c.Limits.defaults()
 	if c.Decoder.KeepRaw == 0 {

@@ -118,17 +118,17 @@ func (f *Finder) attempts(ctx context.Context, conn driver.Conn, r *Record, idem
 	if kind == "idempotency_key_hash" {
 		// Not in error_lookup: the agent's rows in the span, by the
 		// sorting-key prefix.
-		q = fmt.Sprintf("SELECT %s FROM %s.errors PREWHERE idempotency_key_hash = ? WHERE %s", attemptCols, db, same)
+		q = fmt.Sprintf("SELECT %s FROM %s PREWHERE idempotency_key_hash = ? WHERE %s", attemptCols, tableIn(db, schema.TableErrors), same)
 		args = append([]any{idem}, args...)
 	} else {
 		// The row keys from error_lookup by its sorting key, then the rows;
 		// the single-column IN on observed_at lets 18.16 use the primary
 		// key of errors too (as schema.LookupQuery does).
-		keys := fmt.Sprintf("FROM %s.error_lookup WHERE id = ? AND id_kind = ? AND agent = ?"+
-			" AND observed_at >= toDateTime(?) AND observed_at <= toDateTime(?)", db)
-		q = fmt.Sprintf("SELECT %s FROM %s.errors WHERE observed_at IN (SELECT observed_at %s)"+
+		keys := fmt.Sprintf("FROM %s WHERE id = ? AND id_kind = ? AND agent = ?"+
+			" AND observed_at >= toDateTime(?) AND observed_at <= toDateTime(?)", tableIn(db, schema.TableErrorLookup))
+		q = fmt.Sprintf("SELECT %s FROM %s WHERE observed_at IN (SELECT observed_at %s)"+
 			" AND (agent, observed_at, event_id) IN (SELECT agent, observed_at, event_id %s) AND %s",
-			attemptCols, db, keys, keys, same)
+			attemptCols, tableIn(db, schema.TableErrors), keys, keys, same)
 		k := []any{value, kind, r.Agent, from.Unix(), to.Unix()}
 		args = append(append(append([]any{}, k...), k...), args...)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/errtrail/errtrail/alerter"
+	"github.com/errtrail/errtrail/schema"
 )
 
 // ContextMinutes is the length of Context: the whole minutes around the
@@ -73,9 +74,9 @@ func (f *Finder) contextOf(ctx context.Context, r *Record, cfg *alerter.Config, 
 		verdicts <- v
 	}()
 
-	q := fmt.Sprintf("SELECT toUInt32(minute) AS m, kind, toInt64(sum(n)) FROM %s.errors_1m"+
+	q := fmt.Sprintf("SELECT toUInt32(minute) AS m, kind, toInt64(sum(n)) FROM %s"+
 		" WHERE agent = ? AND caller = ? AND minute >= toDateTime(?) AND minute < toDateTime(?)"+
-		" GROUP BY m, kind", f.db())
+		" GROUP BY m, kind", f.table(schema.TableErrors1m))
 	conn, done := f.step("minutes")
 	rows, err := conn.Query(ctx, q, r.Agent, r.Caller, c.From.Unix(), c.To.Unix())
 	if err == nil {
@@ -138,8 +139,8 @@ func (f *Finder) contextOf(ctx context.Context, r *Record, cfg *alerter.Config, 
 // record's kind in the record's minute (errors_1m, by its sorting-key
 // prefix agent, minute). A caller seen by several observers counts once.
 func (f *Finder) otherCallers(ctx context.Context, conn driver.Conn, r *Record, c *Context) error {
-	q := fmt.Sprintf("SELECT toInt64(uniqExact(caller)) FROM %s.errors_1m"+
-		" WHERE agent = ? AND minute = toDateTime(?) AND kind = ? AND caller != ? AND caller != ''", f.db())
+	q := fmt.Sprintf("SELECT toInt64(uniqExact(caller)) FROM %s"+
+		" WHERE agent = ? AND minute = toDateTime(?) AND kind = ? AND caller != ? AND caller != ''", f.table(schema.TableErrors1m))
 	return conn.QueryRow(ctx, q, r.Agent, r.ObservedAt.Truncate(time.Minute).Unix(), r.Kind, r.Caller).Scan(&c.OtherCallers)
 }
 

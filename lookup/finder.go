@@ -120,6 +120,13 @@ func (c *stepConn) Select(ctx context.Context, dest any, q string, args ...any) 
 	return c.Conn.Select(c.named(ctx), dest, q, args...)
 }
 
+// table is one of errtrail's tables (a schema constant) in the Finder's
+// database, checked with schema.ValidDatabase before any query runs.
+func (f *Finder) table(name string) string { return tableIn(f.db(), name) }
+
+// tableIn is table (a schema constant) in database db.
+func tableIn(db, table string) string { return db + "." + table }
+
 func (f *Finder) db() string {
 	if f.Database == "" {
 		return schema.DefaultDatabase
@@ -165,7 +172,7 @@ func (f *Finder) Story(ctx context.Context, id string, opt FindOptions) (*Story,
 	if id, err = checkID(id, agent != ""); err != nil {
 		return nil, err
 	}
-	if err := alerter.ValidDatabase(f.db()); err != nil {
+	if err := schema.ValidDatabase(f.db()); err != nil {
 		return nil, err
 	}
 	ctx = clickhouse.Context(ctx, clickhouse.WithSettings(storySettings))
@@ -310,7 +317,7 @@ func (f *Finder) reply(ctx context.Context, conn driver.Conn, rows []schema.Erro
 
 // Ready implements Service: ClickHouse answers and the tables exist.
 func (f *Finder) Ready(ctx context.Context) error {
-	if err := alerter.ValidDatabase(f.db()); err != nil {
+	if err := schema.ValidDatabase(f.db()); err != nil {
 		return err
 	}
 	var n uint64

@@ -221,12 +221,6 @@ type BadIDError struct{ Reason string }
 
 func (e *BadIDError) Error() string { return "not a usable id: " + e.Reason }
 
-// UnavailableError: ClickHouse could not be asked. Err never quotes the id.
-type UnavailableError struct{ Err error }
-
-func (e *UnavailableError) Error() string { return "the error store is unavailable: " + e.Err.Error() }
-func (e *UnavailableError) Unwrap() error { return e.Err }
-
 // FindOptions narrows a lookup.
 type FindOptions struct {
 	// Agent is required for a JSON-RPC id (clients reuse small ids such as

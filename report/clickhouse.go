@@ -11,8 +11,6 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/errtrail/errtrail/alerter"
-	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/schema"
 )
 
@@ -43,8 +41,8 @@ const rollupMigration = 6
 // which errtrail holds no row at all is ErrUnknownAgent. The range is
 // [from, to) in whole seconds (observed_at is a DateTime): from is rounded
 // down and to up, and the Report carries the bounds it used. Errors:
-// *BadRangeError for a range it refuses, *lookup.ConfigError when the server
-// refuses the configuration (no such database, user, password), *lookup.UnavailableError when
+// *BadRangeError for a range it refuses, *schema.ConfigError when the server
+// refuses the configuration (no such database, user, password), *schema.UnavailableError when
 // ClickHouse fails, ctx.Err() when ctx ends first.
 //
 // The whole hours of the range come from the findings_1h rollup, the
@@ -61,7 +59,7 @@ func (c *ClickHouse) Report(ctx context.Context, agent string, from, to time.Tim
 	if db == "" {
 		db = schema.DefaultDatabase
 	}
-	if err := alerter.ValidDatabase(db); err != nil {
+	if err := schema.ValidDatabase(db); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	from = from.Truncate(time.Second).UTC()
@@ -130,7 +128,7 @@ func (c *ClickHouse) known(ctx context.Context, db, agent string, rollup bool) (
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
-		return false, &lookup.UnavailableError{Err: fmt.Errorf("report: %w", err)}
+		return false, &schema.UnavailableError{Err: fmt.Errorf("report: %w", err)}
 	}
 	return n > 0, nil
 }
@@ -205,7 +203,7 @@ func (c *ClickHouse) rollupSince(ctx context.Context, db string) (time.Time, err
 		if ctx.Err() != nil {
 			return time.Time{}, ctx.Err()
 		}
-		return time.Time{}, lookup.StoreError(fmt.Errorf("report: %w", err))
+		return time.Time{}, schema.StoreError(fmt.Errorf("report: %w", err))
 	}
 	if at > 0 {
 		c.since = time.Unix(int64(at), 0).UTC()
@@ -229,7 +227,7 @@ func (c *ClickHouse) query(ctx context.Context, q string, args []any, out *[]par
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return lookup.StoreError(fmt.Errorf("report: %w", err))
+		return schema.StoreError(fmt.Errorf("report: %w", err))
 	}
 	rows, err := c.Conn.Query(ctx, q, args...)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/errtrail/errtrail/alerter"
 	"github.com/errtrail/errtrail/internal/cliflags"
+	"github.com/errtrail/errtrail/schema"
 )
 
 // options are the alerter's settings once flags and environment are read
@@ -107,7 +108,7 @@ ingest's ERRTRAIL_<FLAG>. See docs/alerting.md.
 	if len(o.chAddr) == 0 {
 		return nil, errors.New("--clickhouse.addr names no address")
 	}
-	if err := alerter.ValidDatabase(o.chDB); err != nil {
+	if err := schema.ValidDatabase(o.chDB); err != nil {
 		return nil, err // a name that can never work stops here, not in every evaluation
 	}
 	var err error

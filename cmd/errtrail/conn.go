@@ -14,13 +14,13 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/errtrail/errtrail/alerter"
 	"github.com/errtrail/errtrail/internal/chdial"
 	"github.com/errtrail/errtrail/internal/cliflags"
 	"github.com/errtrail/errtrail/internal/redactkey"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/redact"
 	"github.com/errtrail/errtrail/report"
+	"github.com/errtrail/errtrail/schema"
 )
 
 // common are the settings every subcommand shares: where ClickHouse is,
@@ -88,7 +88,7 @@ func (c *common) parse(args []string) error {
 	if err := c.f.Resolve(); err != nil {
 		return err
 	}
-	if err := alerter.ValidDatabase(*c.chDB); err != nil {
+	if err := schema.ValidDatabase(*c.chDB); err != nil {
 		return err
 	}
 	if len(cliflags.SplitList(*c.chAddr)) == 0 {
