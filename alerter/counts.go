@@ -187,9 +187,9 @@ func bucketSource(db string, sp Span, prewhere, cond string, only ...int64) stri
 		}
 		in += cond
 		return fmt.Sprintf(`SELECT agent, caller, toUInt32(minute) AS b, source_kind, n, quota, overload, cannot_tell
-        FROM %s.%s%s
+        FROM %s%s
         WHERE minute >= toDateTime(%d) AND minute < toDateTime(%d)%s`,
-			db, schema.TableCallers1m, prewhere, from, to, in)
+			tableIn(db, schema.TableCallers1m), prewhere, from, to, in)
 	}
 	if in != "" {
 		in = fmt.Sprintf(" AND toDateTime(intDiv(toUInt32(observed_at), %d) * %d) IN (%s)", sp.Bucket, sp.Bucket, in)
@@ -198,9 +198,9 @@ func bucketSource(db string, sp Span, prewhere, cond string, only ...int64) stri
 	return fmt.Sprintf(`SELECT agent, caller, toUInt32(intDiv(toUInt32(observed_at), %[2]d) * %[2]d) AS b, source_kind,
             toUInt64(1) AS n, toUInt64(kind = 'quota') AS quota, toUInt64(kind = 'overload') AS overload,
             toUInt64(%[3]s) AS cannot_tell
-        FROM %[1]s.errors%[4]s
+        FROM %[1]s%[4]s
         WHERE observed_at >= toDateTime(%[5]d) AND observed_at < toDateTime(%[6]d)%[7]s`,
-		db, sp.Bucket, schema.CannotTellExpr, prewhere, from, to, in)
+		errorsIn(db), sp.Bucket, schema.CannotTellExpr, prewhere, from, to, in)
 }
 
 func scanBucket(r driver.Rows, dest ...any) (Bucket, error) {
@@ -584,11 +584,11 @@ FROM
         countIf(%[2]s) AS cannot_tell,
         countIf(kind = 'overload' AND observed_at > toDateTime(%[3]d)) AS ov_recent,
         countIf(kind = 'overload' AND observed_at > toDateTime(%[4]d)) AS ov_clear
-    FROM %[1]s.errors
+    FROM %[1]s
     WHERE observed_at > toDateTime(%[5]d) AND observed_at <= toDateTime(%[6]d)%[8]s
     GROUP BY agent, caller, source_kind
 )
-GROUP BY agent, caller`, db, schema.CannotTellExpr, ovFrom, clearFrom, sp.WindowStart, sp.End, agentsOwn, s.agentCond("agent"))
+GROUP BY agent, caller`, errorsIn(db), schema.CannotTellExpr, ovFrom, clearFrom, sp.WindowStart, sp.End, agentsOwn, s.agentCond("agent"))
 	return s.query(ctx, QWindow, windowSQL, func(r driver.Rows) error {
 		var w WindowCount
 		var total, quota, overload, untyped, recent, clear uint64
@@ -608,11 +608,11 @@ func (s *Source) limits(ctx context.Context, db string, sp Span, in *Input) erro
 FROM
 (
     SELECT agent, limit_name, source_kind, count() AS n
-    FROM %s.errors
+    FROM %s
     WHERE observed_at > toDateTime(%d) AND observed_at <= toDateTime(%d) AND kind = 'quota'%s
     GROUP BY agent, limit_name, source_kind
 )
-GROUP BY agent, limit_name`, db, sp.WindowStart, sp.End, s.agentCond("agent"))
+GROUP BY agent, limit_name`, errorsIn(db), sp.WindowStart, sp.End, s.agentCond("agent"))
 	return s.query(ctx, QLimits, limitsSQL, func(r driver.Rows) error {
 		var l LimitCount
 		var n uint64

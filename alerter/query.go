@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/errtrail/errtrail/schema"
 )
 
 // Query names (values of the query label).
@@ -51,13 +51,12 @@ const (
 	StepOutcomes = "outcomes"
 )
 
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // Source reads an Input from ClickHouse. The SQL runs on ClickHouse 18.16
 // (no window functions: sequences are built with groupArray and arraySort)
-// and on current releases. Only integers, the validated database name,
-// schema constants and the agent names of Agents (checked against the
-// identifier grammar, then quoted) are formatted into it. Each query has a file of its own:
+// and on current releases. Only integers, the validated database name and
+// schema constants are formatted into it; the agent names of Agents are
+// bound values (Source.query), checked against the identifier grammar
+// first. Each query has a file of its own:
 // counts.go (baseline and window), retries.go, gateway.go, and outcomes here.
 type Source struct {
 	Conn     driver.Conn
@@ -104,15 +103,6 @@ type Source struct {
 	overload    map[int64]overloadBucket // the agents' overload by baseline bucket (agentBuckets)
 }
 
-// ValidDatabase reports a database name that cannot be spliced into the
-// queries (only plain identifiers can).
-func ValidDatabase(db string) error {
-	if !identRE.MatchString(db) {
-		return fmt.Errorf("alerter: database name %q is not a plain identifier", db)
-	}
-	return nil
-}
-
 // agentRE is redact's identifier grammar (redact.ID): no quote, no
 // backslash, nothing a ClickHouse string literal would treat specially.
 var agentRE = regexp.MustCompile(`^[A-Za-z0-9\-_.:/@+~#=]{0,128}$`)
@@ -126,27 +116,48 @@ func validAgents(agents []string) error {
 	return nil
 }
 
-// agentCond is the condition " AND <col> IN ('a', ...)" of Source.Agents,
-// or "" when every agent is read. Gather has checked each name against
-// agentRE, so quoting is enough.
+// agentCond is the condition " AND <col> IN @agents" of Source.Agents, or
+// "" when every agent is read. The names are never part of the SQL text:
+// Source.query binds @agents (a tuple of string literals, quoted by the
+// driver), after Gather has checked each name against agentRE.
 func (s *Source) agentCond(col string) string {
 	if len(s.Agents) == 0 {
 		return ""
 	}
-	q := make([]string, len(s.Agents))
-	for i, a := range s.Agents {
-		q[i] = "'" + a + "'"
-	}
-	return " AND " + col + " IN (" + strings.Join(q, ", ") + ")"
+	return " AND " + col + " IN @" + agentsParam
 }
+
+// agentsParam names the bound parameter of Source.Agents.
+const agentsParam = "agents"
+
+// bound is the values every query of the Source binds: Source.Agents as
+// @agents, or none. A query without @agents ignores it.
+func (s *Source) bound() []any {
+	if len(s.Agents) == 0 {
+		return nil
+	}
+	names := make([]any, len(s.Agents))
+	for i, a := range s.Agents {
+		names[i] = a
+	}
+	return []any{clickhouse.Named(agentsParam, clickhouse.GroupSet{Value: names})}
+}
+
+// tableIn is one of errtrail's tables (a schema constant) in database db,
+// which Gather has checked with schema.ValidDatabase: the one way a table
+// name enters the alerter's SQL.
+func tableIn(db, table string) string { return db + "." + table }
+
+// errorsIn is the errors table of db, which most queries read.
+func errorsIn(db string) string { return tableIn(db, schema.TableErrors) }
 
 // Gather runs the evaluation's queries for the span cfg.SpanAt(now).
 func (s *Source) Gather(ctx context.Context, cfg *Config, now time.Time) (*Input, error) {
 	db := s.Database
 	if db == "" {
-		db = "errtrail"
+		db = schema.DefaultDatabase
 	}
-	if err := ValidDatabase(db); err != nil {
+	if err := schema.ValidDatabase(db); err != nil {
 		return nil, err
 	}
 	if err := validAgents(s.Agents); err != nil {
@@ -191,9 +202,9 @@ func (s *Source) Gather(ctx context.Context, cfg *Config, now time.Time) (*Input
 // current window (minute rollup; the window is widened to the minute).
 func (s *Source) outcomes(ctx context.Context, db string, _ *Config, sp Span, in *Input) error {
 	sql := fmt.Sprintf(`SELECT outcome, dl_reason, sum(n)
-FROM %s.outcomes_1m
+FROM %s
 WHERE minute >= toDateTime(%d) AND minute <= toDateTime(%d)
-GROUP BY outcome, dl_reason`, db, floorTo(sp.WindowStart, 60), sp.End)
+GROUP BY outcome, dl_reason`, tableIn(db, schema.TableOutcomes1m), floorTo(sp.WindowStart, 60), sp.End)
 	return s.query(ctx, QOutcomes, sql, func(r driver.Rows) error {
 		var outcome, reason string
 		var n uint64
@@ -241,7 +252,7 @@ func (s *Source) query(ctx context.Context, name, sql string, row func(driver.Ro
 			err = fmt.Errorf("alerter: query %s: %w", name, err)
 		}
 	}()
-	rows, err := s.Conn.Query(ctx, sql+"\n"+clusterSettings)
+	rows, err := s.Conn.Query(ctx, sql+"\n"+clusterSettings, s.bound()...)
 	if err != nil {
 		return err
 	}

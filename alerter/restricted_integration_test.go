@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -199,4 +200,65 @@ func callersOf(v *alerter.Verdicts, agent string) string {
 		}
 	}
 	return b.String()
+}
+
+// recordingConn is the real connection, remembering each query's SQL text
+// and the values bound to it.
+type recordingConn struct {
+	driver.Conn
+	mu   sync.Mutex
+	sqls []string
+	args [][]any
+}
+
+func (c *recordingConn) Query(ctx context.Context, sql string, args ...any) (driver.Rows, error) {
+	c.mu.Lock()
+	c.sqls = append(c.sqls, sql)
+	c.args = append(c.args, args)
+	c.mu.Unlock()
+	return c.Conn.Query(ctx, sql, args...)
+}
+
+// TestRestrictedGatherBindsAgentNames: the agent names of Source.Agents
+// reach ClickHouse as bound values, never as part of the SQL text that
+// fmt formats; the restricted read still selects those agents, both of
+// them, and no other.
+func TestRestrictedGatherBindsAgentNames(t *testing.T) {
+	conn := openCH(t)
+	opts := freshUniqueDB(t, conn, "errtrail_alerter_bind")
+	now := time.Now()
+	var rows []row
+	for _, agent := range []string{"bind-agent-a", "bind-agent-b", "bind-agent-other"} {
+		rows = append(rows, steady(now, quotaRow, agent, "c1", 4, 5*time.Minute, 0)...)
+	}
+	insert(t, conn, opts, rows)
+	rc := &recordingConn{Conn: conn}
+	cfg := alerter.DefaultConfig()
+	src := &alerter.Source{Conn: rc, Database: opts.Database, Agents: []string{"bind-agent-a", "bind-agent-b"}}
+	in, err := src.Gather(context.Background(), &cfg, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, w := range in.Window {
+		seen[w.Agent] = true
+	}
+	if !seen["bind-agent-a"] || !seen["bind-agent-b"] || len(seen) != 2 {
+		t.Errorf("window agents %v; want bind-agent-a and bind-agent-b only", seen)
+	}
+	bound := 0
+	for i, sql := range rc.sqls {
+		if strings.Contains(sql, "bind-agent") {
+			t.Errorf("query %d has an agent name in its text:\n%s", i, sql)
+		}
+		if strings.Contains(sql, "@agents") {
+			if len(rc.args[i]) == 0 {
+				t.Errorf("query %d names @agents but binds nothing", i)
+			}
+			bound++
+		}
+	}
+	if len(rc.sqls) == 0 || bound == 0 {
+		t.Errorf("%d queries, %d of them restricted by @agents; want the restriction bound", len(rc.sqls), bound)
+	}
 }
