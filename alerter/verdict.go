@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 	"time"
+
+	"github.com/errtrail/errtrail/incidents"
 )
 
 // Verdicts is the outcome of one evaluation.
@@ -89,9 +91,9 @@ const (
 
 // Retry storm reasons (values of the reason label).
 const (
-	ReasonIgnoredRetryAfter = "ignored_retry_after"
-	ReasonRotatedMessageID  = "rotated_message_id"
-	ReasonRotatedIdemKey    = "rotated_idempotency_key"
+	ReasonIgnoredRetryAfter = incidents.ReasonIgnoredRetryAfter
+	ReasonRotatedMessageID  = incidents.ReasonRotatedMessageID
+	ReasonRotatedIdemKey    = incidents.ReasonRotatedIdemKey
 )
 
 // RetryVerdict is one caller retrying badly against one agent.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-	"github.com/errtrail/errtrail/alerter"
+	"github.com/errtrail/errtrail/incidents"
 	"github.com/errtrail/errtrail/redact"
 	"github.com/errtrail/errtrail/schema"
 )
@@ -22,8 +22,13 @@ type Finder struct {
 	Conn     driver.Conn
 	Database string           // default "errtrail"
 	Redactor *redact.Redactor // hashes an id the way ingest stored it when it could not be kept; nil looks ids up as given only
-	Alerter  *alerter.Config  // the verdicts' configuration; nil means alerter.DefaultConfig()
 	Now      func() time.Time // default time.Now
+
+	// Recompute computes the alerter's verdicts at a record's moment
+	// afresh when no alerter was recording incidents then
+	// (alerter.Recomputer: cmd/errtrail sets it). nil: the story of such a
+	// moment says its verdicts are unknown (Context.VerdictError).
+	Recompute incidents.Recomputer
 
 	// RetryStorms adds the alerter's retry-storm verdict to the story's
 	// context (Context.RetryStorm, RetryStormReasons). It is off by
@@ -141,14 +146,6 @@ func (f *Finder) now() time.Time {
 	return time.Now()
 }
 
-func (f *Finder) alerterConfig() *alerter.Config {
-	if f.Alerter != nil {
-		return f.Alerter
-	}
-	c := alerter.DefaultConfig()
-	return &c
-}
-
 // storySettings are the ClickHouse settings of a story's queries. Each
 // reads a few granules of many columns, and the server fills a read buffer
 // of max_read_buffer_size (1 MiB by default) per column file it opens: the
@@ -209,19 +206,18 @@ func (f *Finder) Story(ctx context.Context, id string, opt FindOptions) (*Story,
 		st.MatchedAs = matchedAs(&copies[i], cands)
 	}
 	st.Observers = observersOf(&st.Record, copies)
-	cfg := f.alerterConfig()
 	var aerr, cerr error
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		conn, done := f.step("attempts")
-		st.Attempts, aerr = f.attempts(ctx, conn, &st.Record, row.IdempotencyKeyHash, cfg)
+		st.Attempts, aerr = f.attempts(ctx, conn, &st.Record, row.IdempotencyKeyHash)
 		done(aerr)
 	}()
 	go func() {
 		defer wg.Done()
-		st.Context, cerr = f.contextOf(ctx, &st.Record, cfg, began)
+		st.Context, cerr = f.contextOf(ctx, &st.Record, began)
 	}()
 	wg.Wait()
 	if err := errors.Join(aerr, cerr); err != nil {

@@ -43,6 +43,17 @@ func (f *Finder) recordedVerdicts(ctx context.Context, r *Record, c *Context) (b
 	if err != nil || !m.Recording {
 		return false, err
 	}
+	verdictsOf(c, r, m)
+	// The alerter judges retry storms at every evaluation.
+	c.RetryStormChecked = true
+	c.VerdictSource = VerdictsRecorded
+	c.verdictsOK = true
+	return true, nil
+}
+
+// verdictsOf fills c's verdicts about r from the episodes of r's agent
+// under way at r's moment, recorded or recomputed alike.
+func verdictsOf(c *Context, r *Record, m incidents.Moment) {
 	for _, i := range m.Incidents {
 		switch i.Kind {
 		case incidents.Overload:
@@ -60,9 +71,4 @@ func (f *Finder) recordedVerdicts(ctx context.Context, r *Record, c *Context) (b
 			}
 		}
 	}
-	// The alerter judges retry storms at every evaluation.
-	c.RetryStormChecked = true
-	c.VerdictSource = VerdictsRecorded
-	c.verdictsOK = true
-	return true, nil
 }

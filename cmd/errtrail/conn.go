@@ -14,6 +14,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/errtrail/errtrail/alerter"
 	"github.com/errtrail/errtrail/internal/chdial"
 	"github.com/errtrail/errtrail/internal/cliflags"
 	"github.com/errtrail/errtrail/internal/redactkey"
@@ -143,9 +144,12 @@ func (c *common) redactor(log func(string)) *redact.Redactor {
 	return redact.New(key)
 }
 
-// services returns the lookup and report services on conn.
+// services returns the lookup and report services on conn. The story of
+// a moment no alerter recorded computes the verdicts afresh with the
+// alerter's code (alerter.Recomputer), at the alerter's defaults.
 func (c *common) services(conn driver.Conn, red *redact.Redactor) (*lookup.Finder, *report.ClickHouse) {
-	return &lookup.Finder{Conn: conn, Database: *c.chDB, Redactor: red, RetryStorms: *c.storms, VerdictBudget: *c.budget},
+	return &lookup.Finder{Conn: conn, Database: *c.chDB, Redactor: red, RetryStorms: *c.storms, VerdictBudget: *c.budget,
+			Recompute: &alerter.Recomputer{Conn: conn, Database: *c.chDB}},
 		&report.ClickHouse{Conn: conn, Database: *c.chDB}
 }
 
