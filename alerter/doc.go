@@ -21,13 +21,13 @@
 //     agent, a gateway or both reported it. The baseline is reduced in
 //     ClickHouse (Input.Baseline: per-agent overload and idle callers; the
 //     buckets only of the callers whose own past can change a verdict),
-//     and the independent queries run at once; Source.Reference reads
+//     and the independent queries run at once; Reader.Reference reads
 //     everything in full instead, for the tests that prove the verdicts
 //     the same (reduced_integration_test.go, and scale_test.go at 100
 //     agents x 10,000 callers, docs/performance.md). Every query goes
-//     through Source.query: only integers, the validated database name
+//     through Reader.query: only integers, the validated database name
 //     and schema's table constants are formatted into the SQL; the agent
-//     names of Source.Agents are bound values.
+//     names of Reader.Agents are bound values.
 //   - recompute.go: Recomputer, the incidents.Recomputer the support
 //     lookup is handed to compute one agent's verdicts at one second
 //     afresh (the lookup does not import this package).

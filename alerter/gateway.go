@@ -14,7 +14,7 @@ import (
 // gateway-side observer in the gateway window. Only agents that both kinds
 // of observer reported in the window can have pairs: errors is ordered by
 // agent, so the others' rows are not read.
-func (s *Source) gateway(ctx context.Context, db string, cfg *Config, sp Span, in *Input) error {
+func (s *Reader) gateway(ctx context.Context, db string, cfg *Config, sp Span, in *Input) error {
 	gwFrom := sp.End - int64(cfg.Gateway.Window/time.Second)
 	gatewaySQL := fmt.Sprintf(`SELECT agent, toUInt16(a_status), toUInt16(g_status), toUInt64(count()), toUInt64(sum(lost))
 FROM

@@ -28,14 +28,14 @@ const (
 )
 
 // QHistory names the read of the history start alone (a restricted
-// Source's counts step): is there a reply in the first baseline bucket,
+// Reader's counts step): is there a reply in the first baseline bucket,
 // and only when not, the first bucket with one.
 const QHistory = "history"
 
 // QueryNames lists every query one evaluation runs.
 var QueryNames = []string{QBuckets, QOverload, QWindow, QLimits, QCallers, QRetries, QIdemKeys, QGateway, QOutcomes}
 
-// The steps of Gather (values of Source.Steps). Each fills its own part of
+// The steps of Gather (values of Reader.Steps). Each fills its own part of
 // the Input:
 //
 //   - StepCounts: Buckets, Baseline, Window, Limits. The agents' overload,
@@ -51,14 +51,14 @@ const (
 	StepOutcomes = "outcomes"
 )
 
-// Source reads an Input from ClickHouse. The SQL runs on ClickHouse 18.16
+// Reader reads an Input from ClickHouse. The SQL runs on ClickHouse 18.16
 // (no window functions: sequences are built with groupArray and arraySort)
 // and on current releases. Only integers, the validated database name and
 // schema constants are formatted into it; the agent names of Agents are
-// bound values (Source.query), checked against the identifier grammar
+// bound values (Reader.query), checked against the identifier grammar
 // first. Each query has a file of its own:
 // counts.go (baseline and window), retries.go, gateway.go, and outcomes here.
-type Source struct {
+type Reader struct {
 	Conn     driver.Conn
 	Database string // default "errtrail"
 	// Reference reads everything in full, as the alerter did before it
@@ -69,7 +69,7 @@ type Source struct {
 	Reference bool
 	// QueryIDPrefix, if set, names each query in system.query_log: it runs
 	// with query_id QueryIDPrefix + name + "-" + a number that counts the
-	// Source's queries.
+	// Reader's queries.
 	QueryIDPrefix string
 	// Agents, if not empty, restricts every per-agent read to these agents
 	// (errors and callers_1m are read by their agent prefix), for a caller
@@ -116,23 +116,23 @@ func validAgents(agents []string) error {
 	return nil
 }
 
-// agentCond is the condition " AND <col> IN @agents" of Source.Agents, or
+// agentCond is the condition " AND <col> IN @agents" of Reader.Agents, or
 // "" when every agent is read. The names are never part of the SQL text:
-// Source.query binds @agents (a tuple of string literals, quoted by the
+// Reader.query binds @agents (a tuple of string literals, quoted by the
 // driver), after Gather has checked each name against agentRE.
-func (s *Source) agentCond(col string) string {
+func (s *Reader) agentCond(col string) string {
 	if len(s.Agents) == 0 {
 		return ""
 	}
 	return " AND " + col + " IN @" + agentsParam
 }
 
-// agentsParam names the bound parameter of Source.Agents.
+// agentsParam names the bound parameter of Reader.Agents.
 const agentsParam = "agents"
 
-// bound is the values every query of the Source binds: Source.Agents as
+// bound is the values every query of the Reader binds: Reader.Agents as
 // @agents, or none. A query without @agents ignores it.
-func (s *Source) bound() []any {
+func (s *Reader) bound() []any {
 	if len(s.Agents) == 0 {
 		return nil
 	}
@@ -152,7 +152,7 @@ func tableIn(db, table string) string { return db + "." + table }
 func errorsIn(db string) string { return tableIn(db, schema.TableErrors) }
 
 // Gather runs the evaluation's queries for the span cfg.SpanAt(now).
-func (s *Source) Gather(ctx context.Context, cfg *Config, now time.Time) (*Input, error) {
+func (s *Reader) Gather(ctx context.Context, cfg *Config, now time.Time) (*Input, error) {
 	db := s.Database
 	if db == "" {
 		db = schema.DefaultDatabase
@@ -165,7 +165,7 @@ func (s *Source) Gather(ctx context.Context, cfg *Config, now time.Time) (*Input
 	}
 	sp := cfg.SpanAt(now)
 	if len(s.Agents) > 0 && (s.Reference || cfg.NeedsOwnBaseline(windowSeconds(sp), 0, 0)) {
-		return nil, fmt.Errorf("alerter: Source.Agents needs the reduced reads: not with Reference or a threshold of 0 or below")
+		return nil, fmt.Errorf("alerter: Reader.Agents needs the reduced reads: not with Reference or a threshold of 0 or below")
 	}
 	// The queries that do not depend on each other run at once, each
 	// filling an Input of its own.
@@ -200,7 +200,7 @@ func (s *Source) Gather(ctx context.Context, cfg *Config, now time.Time) (*Input
 
 // outcomes reads the pipeline's accepted and dead-lettered messages in the
 // current window (minute rollup; the window is widened to the minute).
-func (s *Source) outcomes(ctx context.Context, db string, _ *Config, sp Span, in *Input) error {
+func (s *Reader) outcomes(ctx context.Context, db string, _ *Config, sp Span, in *Input) error {
 	sql := fmt.Sprintf(`SELECT outcome, dl_reason, sum(n)
 FROM %s
 WHERE minute >= toDateTime(%d) AND minute <= toDateTime(%d)
@@ -221,7 +221,7 @@ GROUP BY outcome, dl_reason`, tableIn(db, schema.TableOutcomes1m), floorTo(sp.Wi
 }
 
 // observe tells Observe, one call at a time.
-func (s *Source) observe(name string, rows uint64, took time.Duration, err error) {
+func (s *Reader) observe(name string, rows uint64, took time.Duration, err error) {
 	if s.Observe != nil {
 		s.observeMu.Lock()
 		s.Observe(name, rows, took, err)
@@ -238,7 +238,7 @@ func (s *Source) observe(name string, rows uint64, took time.Duration, err error
 // settings of a caller's context (a story's) still apply.
 const clusterSettings = "SETTINGS distributed_product_mode = 'global'"
 
-func (s *Source) query(ctx context.Context, name, sql string, row func(driver.Rows) error) (err error) {
+func (s *Reader) query(ctx context.Context, name, sql string, row func(driver.Rows) error) (err error) {
 	var read uint64
 	opts := []clickhouse.QueryOption{clickhouse.WithProgress(func(p *clickhouse.Progress) { read += p.Rows })}
 	if s.QueryIDPrefix != "" {

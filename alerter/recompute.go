@@ -43,7 +43,7 @@ func (rc *Recomputer) Recompute(ctx context.Context, q incidents.Recompute) (inc
 	if q.RetryStorms {
 		steps = append(steps, StepRetries)
 	}
-	src := &Source{Conn: rc.Conn, Database: db, Agents: []string{q.Agent}, Steps: steps,
+	src := &Reader{Conn: rc.Conn, Database: db, Agents: []string{q.Agent}, Steps: steps,
 		QueryIDPrefix: q.QueryIDPrefix, Observe: q.Observe}
 	in, err := src.Gather(ctx, &own, q.At)
 	if err != nil {

@@ -27,16 +27,16 @@ import (
 // an earlier attempt cannot hide before them. A retry after a delay longer
 // than MaxDelay is therefore never called rotated.
 //
-// Only the callers that can be flagged are read (not with Source.Reference):
+// Only the callers that can be flagged are read (not with Reader.Reference):
 // a caller's early retries are replies in the window and its rotated ids
 // have a retry in the window each, so a caller with fewer than
 // Retry.MinEarly replies and fewer than Retry.MinRotated retries in the
 // window can have neither verdict, and its sequences are not built.
-func (s *Source) retries(ctx context.Context, db string, cfg *Config, sp Span, in *Input) error {
+func (s *Reader) retries(ctx context.Context, db string, cfg *Config, sp Span, in *Input) error {
 	windowFrom := sp.End - int64(cfg.Retry.Window/time.Second)
 	readFrom := windowFrom - int64(cfg.Retry.MaxDelay/time.Second)
 	margin := int64(cfg.Retry.RotationMargin / time.Millisecond)
-	ag := s.agentCond("agent") // Source.Agents, or ""
+	ag := s.agentCond("agent") // Reader.Agents, or ""
 	// The ids whose sequences are built: those with a retry in the window.
 	msgIDs := fmt.Sprintf(`SELECT message_id FROM %[1]s
             WHERE observed_at > toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d)

@@ -161,7 +161,7 @@ func (e *PermanentError) Unwrap() error { return e.Err }
 // lag monitor (lag.go).
 type Pipeline struct {
 	cfg  Config
-	r    Source
+	r    Consumer
 	conn driver.Conn
 	m    *Metrics
 	log  *slog.Logger
@@ -185,7 +185,7 @@ type Pipeline struct {
 // Unless cfg.LagInterval < 0, it also polls the lag of r's consumer group.
 // Only a *Group keeps a rebalance from storing a partition's in-flight
 // messages twice (group.go).
-func New(cfg Config, r Source, conn driver.Conn) (*Pipeline, error) {
+func New(cfg Config, r Consumer, conn driver.Conn) (*Pipeline, error) {
 	cfg.defaults()
 	if cfg.Progress == nil {
 		return nil, errors.New("ingest: Config.Progress is required")

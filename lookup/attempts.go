@@ -72,7 +72,7 @@ const attemptCols = "event_id, error_id, observed_at_ms, attempt, kind, code, re
 
 // chainKey is what chains the record's replies: the first of message_id,
 // idempotency key hash, request_id and http_request_id the record has.
-func chainKey(r *Record, idem uint64) (kind, value string) {
+func chainKey(r *Row, idem uint64) (kind, value string) {
 	switch {
 	case r.MessageID != "":
 		return "message_id", r.MessageID
@@ -107,7 +107,7 @@ func attemptSpan(rw retryWindows) time.Duration {
 // the same agent, caller and observer (source kind and id) are chained, as
 // the alerter forms its sequences, so a request reported by both an agent
 // and its gateway is not counted twice.
-func (f *Finder) attempts(ctx context.Context, conn driver.Conn, r *Record, idem uint64) (Attempts, error) {
+func (f *Finder) attempts(ctx context.Context, conn driver.Conn, r *Row, idem uint64) (Attempts, error) {
 	kind, value := chainKey(r, idem)
 	out := Attempts{Key: kind, Attempts: []Attempt{}, Violations: []string{}, Rules: []RetryRule{}}
 	if kind == "" {

@@ -45,7 +45,7 @@ func contextWindow(observed, now time.Time) (from, to time.Time, n int) {
 // else computed afresh (verdicts). A failure of the verdicts, or
 // their missing Finder.VerdictBudget counted from began, is reported in
 // VerdictError, not returned: the rest of the story holds.
-func (f *Finder) contextOf(ctx context.Context, r *Record, began time.Time) (Context, error) {
+func (f *Finder) contextOf(ctx context.Context, r *Row, began time.Time) (Context, error) {
 	start, end, begun := contextWindow(r.ObservedAt, f.now())
 	c := Context{From: start, To: end, Minutes: make([]Minute, begun)}
 	for i := range c.Minutes {
@@ -139,7 +139,7 @@ func (f *Finder) contextOf(ctx context.Context, r *Record, began time.Time) (Con
 // otherCallers counts the agent's other named callers with errors of the
 // record's kind in the record's minute (errors_1m, by its sorting-key
 // prefix agent, minute). A caller seen by several observers counts once.
-func (f *Finder) otherCallers(ctx context.Context, conn driver.Conn, r *Record, c *Context) error {
+func (f *Finder) otherCallers(ctx context.Context, conn driver.Conn, r *Row, c *Context) error {
 	q := fmt.Sprintf("SELECT toInt64(uniqExact(caller)) FROM %s"+
 		" WHERE agent = ? AND minute = toDateTime(?) AND kind = ? AND caller != ? AND caller != ''", f.table(schema.TableErrors1m))
 	return conn.QueryRow(ctx, q, r.Agent, r.ObservedAt.Truncate(time.Minute).Unix(), r.Kind, r.Caller).Scan(&c.OtherCallers)
@@ -150,7 +150,7 @@ func (f *Finder) otherCallers(ctx context.Context, conn driver.Conn, r *Record, 
 // from them. Without the previous evaluation the overload hysteresis is
 // not applied: an overload that was clearing at that moment reads as not
 // overloaded. Without a Recompute there are none: an error says so.
-func (f *Finder) verdicts(ctx context.Context, r *Record, c *Context) error {
+func (f *Finder) verdicts(ctx context.Context, r *Row, c *Context) error {
 	at := time.Unix(r.ObservedAt.Unix(), 0).UTC() // the record is the window's last second
 	c.VerdictAt = at
 	if f.Recompute == nil {

@@ -8,7 +8,7 @@
 // (FindOptions.Agent, looked for over the last JSONRPCRange only: clients
 // reuse ids such as "1") — and assembles a Story:
 //
-//   - Record: every stored field (schema.ErrorRow), with unknown numbers as
+//   - Record: every stored field (a Row, from schema.ErrorRow), with unknown numbers as
 //     null as `ingest decode` prints them (record.go), of the best
 //     observer's copy of the reply (the agent's, else a gateway's, else
 //     the client's) or of the copy the id named by its event_id;

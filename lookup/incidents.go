@@ -29,7 +29,7 @@ const errUnknownTable = 60
 // second. It returns false, without error, when no alerter was recording
 // in that minute or the database has no incidents table: the caller then
 // recomputes them.
-func (f *Finder) recordedVerdicts(ctx context.Context, r *Record, c *Context) (bool, error) {
+func (f *Finder) recordedVerdicts(ctx context.Context, r *Row, c *Context) (bool, error) {
 	at := time.Unix(r.ObservedAt.Unix(), 0).UTC()
 	c.VerdictAt = at
 	conn, done := f.step("incidents")
@@ -53,7 +53,7 @@ func (f *Finder) recordedVerdicts(ctx context.Context, r *Record, c *Context) (b
 
 // verdictsOf fills c's verdicts about r from the episodes of r's agent
 // under way at r's moment, recorded or recomputed alike.
-func verdictsOf(c *Context, r *Record, m incidents.Moment) {
+func verdictsOf(c *Context, r *Row, m incidents.Moment) {
 	for _, i := range m.Incidents {
 		switch i.Kind {
 		case incidents.Overload:

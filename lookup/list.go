@@ -27,7 +27,7 @@ type BadQueryError struct {
 
 func (e *BadQueryError) Error() string { return "not a usable list query: " + e.Reason }
 
-// Kinds are the values of Record.Kind (parse.Kind), which ListQuery.Kind
+// Kinds are the values of Row.Kind (parse.Kind), which ListQuery.Kind
 // may name.
 var Kinds = []string{"quota", "overload", "invalid", "auth", "not_found", "conflict", "unsupported", "internal", "unknown"}
 

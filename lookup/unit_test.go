@@ -17,8 +17,8 @@ const secretMessage = "Bearer Kq3vZ8pLw2xR7mNb4TyU for dana@customer.example: SE
 
 func ptr[T any](v T) *T { return &v }
 
-func testRecord(kind, protocol string) Record {
-	return Record{Kind: kind, Protocol: protocol, Agent: "research-agent", Caller: "orchestrator-7", Method: "SendMessage",
+func testRecord(kind, protocol string) Row {
+	return Row{Kind: kind, Protocol: protocol, Agent: "research-agent", Caller: "orchestrator-7", Method: "SendMessage",
 		Code: "SOME_CODE", Limit: "per-caller", Scope: "caller", HTTPStatus: ptr(429), RetryAfterMS: ptr[int64](12000),
 		Retryable: ptr(true), Message: secretMessage,
 		FieldViolations: []Field{{Field: "message.messageId", Description: secretMessage}}}

@@ -80,7 +80,7 @@ var t0 = time.Date(2026, 11, 1, 9, 30, 12, 345_000_000, time.UTC)
 func sampleStory() *lookup.Story {
 	return &lookup.Story{
 		MatchedAs: "error_id",
-		Record: lookup.Record{
+		Record: lookup.Row{
 			EventID: "run7:2s", ObservedAt: t0, IngestedAt: t0.Add(800 * time.Millisecond),
 			KafkaTopic: "errtrail.replies", KafkaPartition: 2, KafkaOffset: 81234,
 			SourceKind: "agent", Agent: "research-agent", Endpoint: "https://research.agents.example/a2a",

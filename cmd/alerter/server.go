@@ -68,7 +68,7 @@ func serve(ctx context.Context, o *options, log *slog.Logger) error {
 	m.SetLinks(o.links)
 	runner := &alerter.Runner{
 		Config:   &o.cfg,
-		Source:   &alerter.Source{Conn: conn, Database: o.chDB, Observe: m.QueryDone},
+		Reader:   &alerter.Reader{Conn: conn, Database: o.chDB, Observe: m.QueryDone},
 		Metrics:  m,
 		Interval: o.interval,
 		Timeout:  o.timeout,

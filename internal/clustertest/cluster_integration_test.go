@@ -685,7 +685,7 @@ func TestClusterQueries(t *testing.T) {
 
 	cfg := alerter.DefaultConfig()
 	now := time.Now()
-	in, err := (&alerter.Source{Conn: n3, Database: db}).Gather(ctx, &cfg, now)
+	in, err := (&alerter.Reader{Conn: n3, Database: db}).Gather(ctx, &cfg, now)
 	if err != nil {
 		t.Fatalf("alerter Gather on the cluster: %v", err)
 	}
