@@ -9,47 +9,32 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/errtrail/errtrail/alerter"
-	"github.com/errtrail/errtrail/internal/chdial"
+	"github.com/errtrail/errtrail/internal/cmdkit"
 )
 
 // connectClickHouse opens the pool the evaluations query. Opening does not
 // dial: the alerter serves, and reports its data stale, while ClickHouse is
-// unreachable. chdial does TLS and bounds every write by the evaluation
-// timeout, as for ingest.
+// unreachable. Each answer and each write is bounded by the evaluation
+// timeout (cmdkit.ClickHouse.Open).
 func connectClickHouse(o *options) (driver.Conn, error) {
-	return clickhouse.Open(&clickhouse.Options{
-		Addr:        o.chAddr,
-		Protocol:    clickhouse.Native,
-		Auth:        clickhouse.Auth{Database: "default", Username: o.chUser, Password: *o.chPass},
-		DialContext: (&chdial.Dialer{Timeout: 5 * time.Second, WriteTimeout: o.timeout, TLS: o.chTLS}).DialContext,
-		DialTimeout: 5 * time.Second,
-		ReadTimeout: o.timeout,
-	})
+	return o.ch.Open(cmdkit.Pool{Timeout: o.timeout})
 }
 
 // newHandler serves /metrics from reg, /healthz (200 while the process
 // runs) and /readyz (200 only while m's verdicts are fresh).
 func newHandler(reg *prometheus.Registry, m *alerter.Metrics) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+	return cmdkit.Ops(reg, func() (string, error) {
 		fresh, last := m.Fresh()
 		if !fresh {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, "stale: last successful evaluation %v\n", last.Format(time.RFC3339))
-			return
+			return "", fmt.Errorf("stale: last successful evaluation %v", last.Format(time.RFC3339))
 		}
-		fmt.Fprintf(w, "ready: last successful evaluation %v\n", last.Format(time.RFC3339))
+		return "last successful evaluation " + last.Format(time.RFC3339), nil
 	})
-	return mux
 }
 
 // serve evaluates on o.interval and serves HTTP until ctx ends (nil) or
