@@ -97,7 +97,7 @@ ingest's ERRTRAIL_<FLAG>. See docs/alerting.md.
 	if err := o.ch.Check(); err != nil {
 		return nil, err
 	}
-	o.chAddr, o.chDB, o.chUser, o.chTLS = o.ch.Addrs, o.ch.Database(), o.ch.User(), o.ch.TLSConfig
+	o.chAddr, o.chDB, o.chUser, o.chTLS = o.ch.Addrs, *o.ch.Database, *o.ch.User, o.ch.TLSConfig
 	if o.interval <= 0 || o.timeout <= 0 || o.staleAfter <= 0 {
 		return nil, errors.New("--evaluation.interval, --evaluation.timeout and --evaluation.stale-after must be positive")
 	}

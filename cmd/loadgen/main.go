@@ -18,20 +18,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/errtrail/errtrail/internal/cmdkit"
 	"github.com/errtrail/errtrail/loadgen"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { cmdkit.Main(cli) }
 
 // cli runs a command and returns the exit status: 0 done (or help), 1
 // failed, 2 a bad command line.

@@ -35,7 +35,9 @@ import (
 	"github.com/errtrail/errtrail/internal/cmdkit"
 )
 
-func main() { cmdkit.Main(run) }
+func main() {
+	cmdkit.Main(func(ctx context.Context, args []string, _, stderr io.Writer) int { return run(ctx, args, stderr) })
+}
 
 // run reads the settings and proxies until ctx ends. It returns the exit
 // status: 0 after a clean stop or --help, 1 when serving failed, 2 for bad

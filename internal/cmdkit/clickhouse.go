@@ -36,8 +36,11 @@ type ClickHouseHelp struct {
 // .database, .user, .password and the TLS flags (cliflags.TLS). Check
 // fills Addrs and TLSConfig.
 type ClickHouse struct {
-	addr, database, user, password *string
-	tls                            cliflags.TLS
+	Addr     *string // --clickhouse.addr, as given (comma-separated)
+	Database *string // --clickhouse.database
+	User     *string // --clickhouse.user
+	password *string
+	tls      cliflags.TLS
 
 	Addrs     []string    // --clickhouse.addr, split
 	TLSConfig *tls.Config // nil without TLS
@@ -59,9 +62,9 @@ func AddClickHouse(f *cliflags.Flags, envPrefix string, help ClickHouseHelp) *Cl
 		tlsPrefix = envPrefix + "CLICKHOUSE"
 	}
 	return &ClickHouse{
-		addr:     f.String("clickhouse.addr", envKey(envPrefix, "clickhouse.addr"), DefaultClickHouseAddr, "ClickHouse native-protocol addresses host:port, comma-separated"),
-		database: f.String("clickhouse.database", envKey(envPrefix, "clickhouse.database"), schema.DefaultDatabase, help.Database),
-		user:     f.String("clickhouse.user", envKey(envPrefix, "clickhouse.user"), DefaultClickHouseUser, help.User),
+		Addr:     f.String("clickhouse.addr", envKey(envPrefix, "clickhouse.addr"), DefaultClickHouseAddr, "ClickHouse native-protocol addresses host:port, comma-separated"),
+		Database: f.String("clickhouse.database", envKey(envPrefix, "clickhouse.database"), schema.DefaultDatabase, help.Database),
+		User:     f.String("clickhouse.user", envKey(envPrefix, "clickhouse.user"), DefaultClickHouseUser, help.User),
 		password: f.Secret("clickhouse.password", envKey(envPrefix, "clickhouse.password"), "ClickHouse password (never logged; prefer the environment)"),
 		tls:      f.TLS("clickhouse", tlsPrefix, "ClickHouse"),
 	}
@@ -80,10 +83,10 @@ func envKey(prefix, name string) string {
 // name that cannot be formatted into SQL, unreadable TLS files), so that
 // they stop the command at start instead of failing every query.
 func (c *ClickHouse) Check() error {
-	if c.Addrs = cliflags.SplitList(*c.addr); len(c.Addrs) == 0 {
+	if c.Addrs = cliflags.SplitList(*c.Addr); len(c.Addrs) == 0 {
 		return errors.New("--clickhouse.addr names no address")
 	}
-	if err := schema.ValidDatabase(*c.database); err != nil {
+	if err := schema.ValidDatabase(*c.Database); err != nil {
 		return err
 	}
 	var err error
@@ -92,12 +95,6 @@ func (c *ClickHouse) Check() error {
 	}
 	return nil
 }
-
-// Database is --clickhouse.database.
-func (c *ClickHouse) Database() string { return *c.database }
-
-// User is --clickhouse.user.
-func (c *ClickHouse) User() string { return *c.user }
 
 // Password is --clickhouse.password: never log or print it.
 func (c *ClickHouse) Password() *string { return c.password }
@@ -134,7 +131,7 @@ func (c *ClickHouse) Open(p Pool) (driver.Conn, error) {
 	o := &clickhouse.Options{
 		Addr:         addrs,
 		Protocol:     clickhouse.Native,
-		Auth:         clickhouse.Auth{Database: "default", Username: *c.user, Password: *c.password},
+		Auth:         clickhouse.Auth{Database: "default", Username: *c.User, Password: *c.password},
 		DialContext:  (&chdial.Dialer{Timeout: DialTimeout, WriteTimeout: p.Timeout, TLS: c.TLSConfig}).DialContext,
 		DialTimeout:  DialTimeout,
 		ReadTimeout:  p.Timeout,

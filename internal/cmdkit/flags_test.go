@@ -37,10 +37,10 @@ func TestClickHouseFlags(t *testing.T) {
 	if err := ch.Check(); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(ch.Addrs, ",") != DefaultClickHouseAddr || ch.Database() != "errtrail" || ch.User() != "default" ||
+	if strings.Join(ch.Addrs, ",") != DefaultClickHouseAddr || *ch.Database != "errtrail" || *ch.User != "default" ||
 		*ch.Password() != "" || ch.TLSConfig != nil {
 		t.Errorf("no prefix: addrs %v db %q user %q password set %v; want the defaults, no variable read",
-			ch.Addrs, ch.Database(), ch.User(), *ch.Password() != "")
+			ch.Addrs, *ch.Database, *ch.User, *ch.Password() != "")
 	}
 	if u := fs.Lookup("clickhouse.user").Usage; u != "read-only user" {
 		t.Errorf("--clickhouse.user help %q", u)
@@ -57,8 +57,8 @@ func TestClickHouseFlags(t *testing.T) {
 	if err := ch.Check(); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(ch.Addrs, " ") != "ch1:9000 ch2:9000" || ch.Database() != "flag_db" || *ch.Password() != "pw-from-env" {
-		t.Errorf("ERRTRAIL_ prefix: addrs %v db %q password from env %v", ch.Addrs, ch.Database(), *ch.Password() == "pw-from-env")
+	if strings.Join(ch.Addrs, " ") != "ch1:9000 ch2:9000" || *ch.Database != "flag_db" || *ch.Password() != "pw-from-env" {
+		t.Errorf("ERRTRAIL_ prefix: addrs %v db %q password from env %v", ch.Addrs, *ch.Database, *ch.Password() == "pw-from-env")
 	}
 	if u := fs.Lookup("clickhouse.addr").Usage; !strings.Contains(u, "ERRTRAIL_CLICKHOUSE_ADDR") {
 		t.Errorf("--clickhouse.addr help %q does not list its variable", u)

@@ -12,11 +12,11 @@ import (
 )
 
 // Main runs a command: run gets a context that ends on SIGINT or SIGTERM,
-// the arguments after the command's name and stderr, and returns the exit
-// status, with which the process exits.
-func Main(run func(ctx context.Context, args []string, stderr io.Writer) int) {
+// the arguments after the command's name, stdout and stderr, and returns
+// the exit status, with which the process exits.
+func Main(run func(ctx context.Context, args []string, stdout, stderr io.Writer) int) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stderr)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
