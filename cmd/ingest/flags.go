@@ -71,7 +71,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 		return fs, o
 	}
 
-	o.brokers = e.String("kafka.brokers", "ERRTRAIL_KAFKA_BROKERS", "127.0.0.1:19092", "Kafka bootstrap brokers, comma-separated")
+	o.brokers = cmdkit.AddKafka(e, "ERRTRAIL_").Brokers
 	o.topic = e.String("kafka.topic", "ERRTRAIL_KAFKA_TOPIC", "errtrail.replies", "topic to consume; a comma-separated list consumes several in one group")
 	o.group = e.String("kafka.group", "ERRTRAIL_KAFKA_GROUP", "errtrail-ingest", "consumer group id")
 	o.kafkaTLS = e.TLS("kafka", "ERRTRAIL_KAFKA", "Kafka")

@@ -62,7 +62,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.headerTimeout, "http.read-header-timeout", 10*time.Second, "longest wait for a request's header block")
 	fs.DurationVar(&o.bodyReadTimeout, "http.body-read-timeout", 30*time.Second, "longest wait for the next bytes of a request body (gRPC streams excepted); a stalled body is answered 408 and not published")
 	fs.DurationVar(&o.idleTimeout, "http.idle-timeout", 2*time.Minute, "an idle keep-alive connection is closed after this")
-	brokers := fs.String("kafka.brokers", "127.0.0.1:19092", "Kafka bootstrap brokers, comma-separated")
+	kafka := cmdkit.AddKafka(f, "")
 	fs.StringVar(&o.topic, "kafka.topic", kafkapub.DefaultTopic, "topic the events are published to")
 	fs.StringVar(&o.agent, "agent", "", "name of the agent behind the tap (the events' agent)")
 	fs.StringVar(&o.source.ID, "source.id", "", "this tap's instance id (default: the host name)")
@@ -100,9 +100,10 @@ not given on the command line reads ERRTRAIL_TAP_<FLAG> (upper case, '.' and
 		return nil, fmt.Errorf("--upstream %q: want an http(s) base URL without query or fragment", *upstream)
 	}
 	o.upstream = u
-	if o.brokers = cliflags.SplitList(*brokers); len(o.brokers) == 0 {
-		return nil, errors.New("--kafka.brokers names no broker")
+	if err := kafka.Check(); err != nil {
+		return nil, err
 	}
+	o.brokers = kafka.List
 	if o.topic == "" {
 		return nil, errors.New("--kafka.topic is empty")
 	}

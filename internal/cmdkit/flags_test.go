@@ -153,3 +153,34 @@ func TestClickHouseOpen(t *testing.T) {
 		}
 	}
 }
+
+// TestKafkaFlags: --kafka.brokers defaults to the local stack's broker,
+// reads the prefix's variable, splits and trims the list, and refuses a
+// list without a broker.
+func TestKafkaFlags(t *testing.T) {
+	t.Setenv("ERRTRAIL_KAFKA_BROKERS", " k1:9092 , k2:9092 ")
+	fs, f := newFlags()
+	k := AddKafka(f, "")
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Check(); err != nil || strings.Join(k.List, ",") != DefaultKafkaBrokers {
+		t.Errorf("no prefix: %v %v; want the default", k.List, err)
+	}
+	fs, f = newFlags()
+	k = AddKafka(f, "ERRTRAIL_")
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Check(); err != nil || strings.Join(k.List, ",") != "k1:9092,k2:9092" {
+		t.Errorf("ERRTRAIL_ prefix: %q %v; want k1:9092,k2:9092", k.List, err)
+	}
+	fs, f = newFlags()
+	k = AddKafka(f, "")
+	if err := fs.Parse([]string{"--kafka.brokers", " , "}); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Check(); err == nil || !strings.Contains(err.Error(), "names no broker") {
+		t.Errorf("no broker: %v", err)
+	}
+}
