@@ -60,7 +60,7 @@ const (
 // counts.go (baseline and window), retries.go, gateway.go, and outcomes here.
 type Reader struct {
 	Conn     driver.Conn
-	Database string // default "errtrail"
+	Database string // default schema.DefaultDatabase
 	// Reference reads everything in full, as the alerter did before it
 	// reduced its reads in ClickHouse: every baseline bucket of every caller
 	// into Input.Buckets (no Input.Baseline), the retry statistics of every

@@ -17,7 +17,7 @@ import (
 // ClickHouse builds reports from errtrail's tables. It needs only read access.
 type ClickHouse struct {
 	Conn     driver.Conn
-	Database string // default "errtrail"
+	Database string // default schema.DefaultDatabase
 	// RollupSince is when findings_1h started to fill: whole hours from
 	// the first full hour after it are read from the rollup, everything
 	// else from errors. Zero (the default) asks schema_migrations when
