@@ -34,11 +34,11 @@ const agentsOwn = `if(maxIf(n, source_kind = 'agent') > 0, maxIf(cannot_tell, so
 // overload replies per bucket and the number of idle callers (baseline
 // buckets, no reply in the window); bucket by bucket only for the callers
 // whose own baseline can change a verdict (NeedsOwnBaseline), all of them
-// callers of the window. With Source.Reference, or when a threshold makes
+// callers of the window. With Reader.Reference, or when a threshold makes
 // every caller's baseline matter, every bucket of every caller is read
 // instead (Input.Buckets alone), as the alerter did before: the verdicts
 // are the same.
-func (s *Source) counts(ctx context.Context, db string, cfg *Config, sp Span, in *Input) error {
+func (s *Reader) counts(ctx context.Context, db string, cfg *Config, sp Span, in *Input) error {
 	secs := windowSeconds(sp)
 	if s.Reference || cfg.NeedsOwnBaseline(secs, 0, 0) {
 		// The baseline does not depend on the window: both at once.
@@ -164,7 +164,7 @@ func (c *Config) NeedsOwnBaseline(secs float64, total, quota int64) bool {
 // (the bucket's start), source_kind and the counts n, quota, overload and
 // cannot_tell (the untyped errors), from the callers_1m rollup at minute resolution
 // or from the raw rows (one row each) for shorter buckets. prewhere, if not
-// empty, selects rows first, on its own columns; cond (Source.agentCond, or
+// empty, selects rows first, on its own columns; cond (Reader.agentCond, or
 // "") is added to the WHERE; only, if not empty, limits the rows to the
 // buckets that start there.
 func bucketSource(db string, sp Span, prewhere, cond string, only ...int64) string {
@@ -187,9 +187,9 @@ func bucketSource(db string, sp Span, prewhere, cond string, only ...int64) stri
 		}
 		in += cond
 		return fmt.Sprintf(`SELECT agent, caller, toUInt32(minute) AS b, source_kind, n, quota, overload, cannot_tell
-        FROM %s.%s%s
+        FROM %s%s
         WHERE minute >= toDateTime(%d) AND minute < toDateTime(%d)%s`,
-			db, schema.TableCallers1m, prewhere, from, to, in)
+			tableIn(db, schema.TableCallers1m), prewhere, from, to, in)
 	}
 	if in != "" {
 		in = fmt.Sprintf(" AND toDateTime(intDiv(toUInt32(observed_at), %d) * %d) IN (%s)", sp.Bucket, sp.Bucket, in)
@@ -198,9 +198,9 @@ func bucketSource(db string, sp Span, prewhere, cond string, only ...int64) stri
 	return fmt.Sprintf(`SELECT agent, caller, toUInt32(intDiv(toUInt32(observed_at), %[2]d) * %[2]d) AS b, source_kind,
             toUInt64(1) AS n, toUInt64(kind = 'quota') AS quota, toUInt64(kind = 'overload') AS overload,
             toUInt64(%[3]s) AS cannot_tell
-        FROM %[1]s.errors%[4]s
+        FROM %[1]s%[4]s
         WHERE observed_at >= toDateTime(%[5]d) AND observed_at < toDateTime(%[6]d)%[7]s`,
-		db, sp.Bucket, schema.CannotTellExpr, prewhere, from, to, in)
+		errorsIn(db), sp.Bucket, schema.CannotTellExpr, prewhere, from, to, in)
 }
 
 func scanBucket(r driver.Rows, dest ...any) (Bucket, error) {
@@ -217,7 +217,7 @@ func scanBucket(r driver.Rows, dest ...any) (Bucket, error) {
 
 // buckets reads every baseline bucket of every caller into in.Buckets, each
 // request once (the larger observer kind).
-func (s *Source) buckets(ctx context.Context, db string, sp Span, in *Input) error {
+func (s *Reader) buckets(ctx context.Context, db string, sp Span, in *Input) error {
 	sql := fmt.Sprintf(`SELECT agent, caller, b, max(n), max(quota), max(overload), %s
 FROM
 (
@@ -244,18 +244,18 @@ GROUP BY agent, caller, b`, agentsOwn, bucketSource(db, sp, "", s.agentCond("age
 //
 // A past bucket's overload only changes when rows are added to it (late
 // events) or, in the raw rows, when duplicates are merged away: either
-// changes the bucket's sum of overload replies. So the Source keeps the
+// changes the bucket's sum of overload replies. So the Reader keeps the
 // agents' overload per bucket with that sum, reads the sums of every bucket
 // (QBuckets, one small read) and computes the overload only of the buckets
 // that are new or whose sum changed (QOverload): one bucket a minute in
 // steady state instead of the whole baseline.
 //
-// With Source.Agents the sums are those of the agents read, but the history
+// With Reader.Agents the sums are those of the agents read, but the history
 // start is still every agent's: it is the one value Evaluate takes across
 // agents, so the restricted verdicts equal the full ones.
-func (s *Source) agentBuckets(ctx context.Context, db string, sp Span, in *Input) error {
+func (s *Reader) agentBuckets(ctx context.Context, db string, sp Span, in *Input) error {
 	// mine is 1 for the rows of the agents read (every row without
-	// Source.Agents).
+	// Reader.Agents).
 	mine := "1"
 	if c := s.agentCond("agent"); c != "" {
 		mine = "agent" + c[len(" AND agent"):] // "agent IN (...)"
@@ -337,8 +337,8 @@ GROUP BY b`, bucketSource(db, sp, "", ""), mine)
 	return nil
 }
 
-// restrictedBaseline is agentBuckets for a Source restricted to some
-// agents (Source.Agents), which reads one moment once (the support
+// restrictedBaseline is agentBuckets for a Reader restricted to some
+// agents (Reader.Agents), which reads one moment once (the support
 // lookup) and so has nothing to cache: the history start and the agents'
 // overload per bucket are read at once, without the bucket sums first.
 //
@@ -347,7 +347,7 @@ GROUP BY b`, bucketSource(db, sp, "", ""), mine)
 // the buckets agentBuckets would leave out have none of them), and the
 // history start is the same first baseline bucket with any reply of any
 // agent, found by historyStart.
-func (s *Source) restrictedBaseline(ctx context.Context, db string, sp Span, in *Input) error {
+func (s *Reader) restrictedBaseline(ctx context.Context, db string, sp Span, in *Input) error {
 	base := &BaselineSummary{}
 	out := map[int64]overloadBucket{}
 	err := parallel(
@@ -388,7 +388,7 @@ func (s *Source) restrictedBaseline(ctx context.Context, db string, sp Span, in 
 // proves: so the first bucket alone is read first (by the sorting-key
 // prefix minute of callers_1m, stopping at the first row), and the whole
 // baseline only when it is empty.
-func (s *Source) historyStart(ctx context.Context, db string, sp Span) (int64, error) {
+func (s *Reader) historyStart(ctx context.Context, db string, sp Span) (int64, error) {
 	first := fmt.Sprintf(`SELECT toUInt64(count()) FROM (SELECT b FROM (%s) LIMIT 1)`,
 		bucketSource(db, sp, "", "", sp.BaselineStart))
 	var n uint64
@@ -428,7 +428,7 @@ type agentOverload struct {
 // kind, a row for nearly every row read; an agent whose overload replies in
 // a bucket all come from one observer kind needs no max, so its rows there
 // are summed directly.
-func (s *Source) bucketOverload(ctx context.Context, db string, sp Span, buckets []int64, out map[int64]overloadBucket) error {
+func (s *Reader) bucketOverload(ctx context.Context, db string, sp Span, buckets []int64, out map[int64]overloadBucket) error {
 	src := bucketSource(db, sp, "overload > 0", s.agentCond("agent"), buckets...)
 	sql := fmt.Sprintf(`SELECT agent, b, toUInt64(sum(o_max))
 FROM
@@ -484,7 +484,7 @@ GROUP BY agent, b`, src)
 // at 50,000 callers, 6·10⁻⁹ at a million; ClickHouse's own uniqExact and
 // multi-column IN hash to 128 bits), and then ActiveCallers, and with it
 // the limit-too-low and others-rising shares, one too low.
-func (s *Source) callers(ctx context.Context, db string, cfg *Config, sp Span, window []WindowCount, in *Input) error {
+func (s *Reader) callers(ctx context.Context, db string, cfg *Config, sp Span, window []WindowCount, in *Input) error {
 	secs := windowSeconds(sp)
 	counts := make(map[[2]string]*[2]int64, len(window))
 	for _, w := range window {
@@ -572,7 +572,7 @@ GROUP BY agent, idle, own, c, bucket`, extWindowCallers, extOwnBaseline, bucketS
 }
 
 // window reads the current window, to the second, from the raw rows.
-func (s *Source) window(ctx context.Context, db string, cfg *Config, sp Span, in *Input) error {
+func (s *Reader) window(ctx context.Context, db string, cfg *Config, sp Span, in *Input) error {
 	ovFrom := sp.End - int64(cfg.Overload.Window.Seconds())
 	clearFrom := sp.End - int64(cfg.Overload.ClearAfter.Seconds())
 	windowSQL := fmt.Sprintf(`SELECT agent, caller,
@@ -584,11 +584,11 @@ FROM
         countIf(%[2]s) AS cannot_tell,
         countIf(kind = 'overload' AND observed_at > toDateTime(%[3]d)) AS ov_recent,
         countIf(kind = 'overload' AND observed_at > toDateTime(%[4]d)) AS ov_clear
-    FROM %[1]s.errors
+    FROM %[1]s
     WHERE observed_at > toDateTime(%[5]d) AND observed_at <= toDateTime(%[6]d)%[8]s
     GROUP BY agent, caller, source_kind
 )
-GROUP BY agent, caller`, db, schema.CannotTellExpr, ovFrom, clearFrom, sp.WindowStart, sp.End, agentsOwn, s.agentCond("agent"))
+GROUP BY agent, caller`, errorsIn(db), schema.CannotTellExpr, ovFrom, clearFrom, sp.WindowStart, sp.End, agentsOwn, s.agentCond("agent"))
 	return s.query(ctx, QWindow, windowSQL, func(r driver.Rows) error {
 		var w WindowCount
 		var total, quota, overload, untyped, recent, clear uint64
@@ -603,16 +603,16 @@ GROUP BY agent, caller`, db, schema.CannotTellExpr, ovFrom, clearFrom, sp.Window
 }
 
 // limits reads the quota rejections by limit name in the current window.
-func (s *Source) limits(ctx context.Context, db string, sp Span, in *Input) error {
+func (s *Reader) limits(ctx context.Context, db string, sp Span, in *Input) error {
 	limitsSQL := fmt.Sprintf(`SELECT agent, limit_name, max(n)
 FROM
 (
     SELECT agent, limit_name, source_kind, count() AS n
-    FROM %s.errors
+    FROM %s
     WHERE observed_at > toDateTime(%d) AND observed_at <= toDateTime(%d) AND kind = 'quota'%s
     GROUP BY agent, limit_name, source_kind
 )
-GROUP BY agent, limit_name`, db, sp.WindowStart, sp.End, s.agentCond("agent"))
+GROUP BY agent, limit_name`, errorsIn(db), sp.WindowStart, sp.End, s.agentCond("agent"))
 	return s.query(ctx, QLimits, limitsSQL, func(r driver.Rows) error {
 		var l LimitCount
 		var n uint64

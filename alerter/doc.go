@@ -3,11 +3,15 @@
 //
 // The package has three layers, each testable alone:
 //
-//   - verdict.go (and cap.go): pure functions from an Input (baseline counts
-//     per agent, caller and bucket, the current window's counts, retry and
-//     gateway statistics) and the previous Verdicts to Verdicts. No I/O, no
-//     clock: Evaluate(cfg, in, prev) is deterministic. The previous verdicts
-//     only serve the overload hysteresis.
+//   - rules.go, verdict.go (and cap.go): pure functions from an Input
+//     (baseline counts per agent, caller and bucket, the current window's
+//     counts, retry and gateway statistics) and the previous Verdicts to
+//     Verdicts. No I/O, no clock: Evaluate(cfg, in, prev) is deterministic.
+//     Each verdict is one function of rules.go (overloaded, limitTooLow,
+//     untypedErrors, scoreCaller and runaways, retryStorms,
+//     gatewayMangling), tested alone; Evaluate aggregates the Input and
+//     puts their answers together. The previous verdicts only serve the
+//     overload hysteresis.
 //   - query.go, counts.go, retries.go, gateway.go: the ClickHouse query
 //     layer (clickhouse-go v2, native protocol). Gather reads the baseline
 //     from the callers_1m rollup (or, for buckets shorter than a minute, the
@@ -17,10 +21,16 @@
 //     agent, a gateway or both reported it. The baseline is reduced in
 //     ClickHouse (Input.Baseline: per-agent overload and idle callers; the
 //     buckets only of the callers whose own past can change a verdict),
-//     and the independent queries run at once; Source.Reference reads
+//     and the independent queries run at once; Reader.Reference reads
 //     everything in full instead, for the tests that prove the verdicts
 //     the same (reduced_integration_test.go, and scale_test.go at 100
-//     agents x 10,000 callers, docs/performance.md).
+//     agents x 10,000 callers, docs/performance.md). Every query goes
+//     through Reader.query: only integers, the validated database name
+//     and schema's table constants are formatted into the SQL; the agent
+//     names of Reader.Agents are bound values.
+//   - recompute.go: Recomputer, the incidents.Recomputer the support
+//     lookup is handed to compute one agent's verdicts at one second
+//     afresh (the lookup does not import this package).
 //   - metrics.go and runner.go: a prometheus.Collector that exposes the latest
 //     Verdicts (only while they are fresh: stale verdicts vanish instead of
 //     reading as zero) and the alerter's own health, and the loop that

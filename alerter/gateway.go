@@ -14,7 +14,7 @@ import (
 // gateway-side observer in the gateway window. Only agents that both kinds
 // of observer reported in the window can have pairs: errors is ordered by
 // agent, so the others' rows are not read.
-func (s *Source) gateway(ctx context.Context, db string, cfg *Config, sp Span, in *Input) error {
+func (s *Reader) gateway(ctx context.Context, db string, cfg *Config, sp Span, in *Input) error {
 	gwFrom := sp.End - int64(cfg.Gateway.Window/time.Second)
 	gatewaySQL := fmt.Sprintf(`SELECT agent, toUInt16(a_status), toUInt16(g_status), toUInt64(count()), toUInt64(sum(lost))
 FROM
@@ -26,12 +26,12 @@ FROM
         if(maxIf(typed, source_kind = 'agent') = 1 AND maxIf(typed, source_kind = 'gateway') = 0, 1, 0) AS lost,
         countIf(source_kind = 'agent') AS na,
         countIf(source_kind = 'gateway') AS ng
-    FROM %[1]s.errors
+    FROM %[1]s
     WHERE observed_at >= toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d)
         AND source_kind IN ('agent', 'gateway') AND (http_request_id != '' OR message_id != '')%[4]s
         AND agent IN
         (
-            SELECT agent FROM %[1]s.errors
+            SELECT agent FROM %[1]s
             WHERE observed_at >= toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d)
                 AND source_kind IN ('agent', 'gateway')%[4]s
             GROUP BY agent
@@ -40,7 +40,7 @@ FROM
     GROUP BY agent, rk
     HAVING na > 0 AND ng > 0
 )
-GROUP BY agent, a_status, g_status`, db, gwFrom, sp.End, s.agentCond("agent"))
+GROUP BY agent, a_status, g_status`, errorsIn(db), gwFrom, sp.End, s.agentCond("agent"))
 	gws := map[string]*GatewayStats{}
 	err := s.query(ctx, QGateway, gatewaySQL, func(r driver.Rows) error {
 		var agent string

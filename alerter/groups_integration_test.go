@@ -52,7 +52,7 @@ func groupsRunner(t *testing.T, db string) (*alerter.Runner, *prometheus.Registr
 	reg.MustRegister(ng)
 	return &alerter.Runner{Config: &cfg, Metrics: alerter.NewMetrics(prometheus.NewRegistry(), time.Minute, nil),
 		Interval: 10 * time.Second, Timeout: 30 * time.Second,
-		Source: &alerter.Source{Conn: conn, Database: db}, NewGroups: ng}, reg
+		Reader: &alerter.Reader{Conn: conn, Database: db}, NewGroups: ng}, reg
 }
 
 type greply = grouptest.Reply

@@ -27,7 +27,7 @@ func evaluateWith(t *testing.T, conn driver.Conn, db string, now time.Time, cfg 
 	reg := prometheus.NewRegistry()
 	m := alerter.NewMetrics(reg, time.Minute, nil)
 	r := &alerter.Runner{Config: cfg, Metrics: m, Interval: time.Second, Timeout: 30 * time.Second,
-		Source: &alerter.Source{Conn: conn, Database: db, Observe: m.QueryDone},
+		Reader: &alerter.Reader{Conn: conn, Database: db, Observe: m.QueryDone},
 		Clock:  func() time.Time { return now }}
 	if _, err := r.Once(context.Background()); err != nil {
 		t.Fatal(err)
@@ -225,7 +225,7 @@ func TestCountedOnce(t *testing.T) {
 	insert(t, conn, opts, rows)
 
 	cfg := alerter.DefaultConfig()
-	src := &alerter.Source{Conn: conn, Database: opts.Database}
+	src := &alerter.Reader{Conn: conn, Database: opts.Database}
 	in, err := src.Gather(context.Background(), &cfg, now)
 	if err != nil {
 		t.Fatal(err)

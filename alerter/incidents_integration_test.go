@@ -64,7 +64,7 @@ func newEvaluator(conn driver.Conn, writer string) *evaluator {
 	m := alerter.NewMetrics(prometheus.NewRegistry(), time.Minute, nil)
 	e := &evaluator{}
 	e.runner = &alerter.Runner{Config: &cfg, Metrics: m, Interval: 10 * time.Second, Timeout: 30 * time.Second,
-		Source:    &alerter.Source{Conn: conn, Database: incidentsDB},
+		Reader:    &alerter.Reader{Conn: conn, Database: incidentsDB},
 		Incidents: &alerter.Recorder{Conn: conn, Database: incidentsDB, Writer: writer, Interval: 10 * time.Second},
 		Clock:     func() time.Time { return e.now }}
 	return e

@@ -121,7 +121,7 @@ type Input struct {
 	Baseline    *BaselineSummary // nil: Buckets holds every caller's buckets
 	Window      []WindowCount    // current window
 	Limits      []LimitCount
-	Retries     []RetryStats // Gather leaves out callers too quiet to be flagged (see Source.retries)
+	Retries     []RetryStats // Gather leaves out callers too quiet to be flagged (see Reader.retries)
 	Gateways    []GatewayStats
 	DeadLetters []DeadLetterCount
 	Accepted    int64 // messages accepted into errors in the current window

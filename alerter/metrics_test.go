@@ -90,7 +90,7 @@ func TestUnreachableClickHouse(t *testing.T) {
 	m := NewMetrics(reg, time.Minute, nil)
 	cfg := DefaultConfig()
 	r := &Runner{Config: &cfg, Metrics: m, Interval: time.Second,
-		Source: &Source{Conn: conn, Observe: m.QueryDone}}
+		Reader: &Reader{Conn: conn, Observe: m.QueryDone}}
 	if _, err := r.Once(context.Background()); err == nil {
 		t.Fatal("Once succeeded against a closed port")
 	}

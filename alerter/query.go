@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/errtrail/errtrail/schema"
 )
 
 // Query names (values of the query label).
@@ -28,14 +28,14 @@ const (
 )
 
 // QHistory names the read of the history start alone (a restricted
-// Source's counts step): is there a reply in the first baseline bucket,
+// Reader's counts step): is there a reply in the first baseline bucket,
 // and only when not, the first bucket with one.
 const QHistory = "history"
 
 // QueryNames lists every query one evaluation runs.
 var QueryNames = []string{QBuckets, QOverload, QWindow, QLimits, QCallers, QRetries, QIdemKeys, QGateway, QOutcomes}
 
-// The steps of Gather (values of Source.Steps). Each fills its own part of
+// The steps of Gather (values of Reader.Steps). Each fills its own part of
 // the Input:
 //
 //   - StepCounts: Buckets, Baseline, Window, Limits. The agents' overload,
@@ -51,17 +51,16 @@ const (
 	StepOutcomes = "outcomes"
 )
 
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// Source reads an Input from ClickHouse. The SQL runs on ClickHouse 18.16
+// Reader reads an Input from ClickHouse. The SQL runs on ClickHouse 18.16
 // (no window functions: sequences are built with groupArray and arraySort)
-// and on current releases. Only integers, the validated database name,
-// schema constants and the agent names of Agents (checked against the
-// identifier grammar, then quoted) are formatted into it. Each query has a file of its own:
+// and on current releases. Only integers, the validated database name and
+// schema constants are formatted into it; the agent names of Agents are
+// bound values (Reader.query), checked against the identifier grammar
+// first. Each query has a file of its own:
 // counts.go (baseline and window), retries.go, gateway.go, and outcomes here.
-type Source struct {
+type Reader struct {
 	Conn     driver.Conn
-	Database string // default "errtrail"
+	Database string // default schema.DefaultDatabase
 	// Reference reads everything in full, as the alerter did before it
 	// reduced its reads in ClickHouse: every baseline bucket of every caller
 	// into Input.Buckets (no Input.Baseline), the retry statistics of every
@@ -70,7 +69,7 @@ type Source struct {
 	Reference bool
 	// QueryIDPrefix, if set, names each query in system.query_log: it runs
 	// with query_id QueryIDPrefix + name + "-" + a number that counts the
-	// Source's queries.
+	// Reader's queries.
 	QueryIDPrefix string
 	// Agents, if not empty, restricts every per-agent read to these agents
 	// (errors and callers_1m are read by their agent prefix), for a caller
@@ -104,15 +103,6 @@ type Source struct {
 	overload    map[int64]overloadBucket // the agents' overload by baseline bucket (agentBuckets)
 }
 
-// ValidDatabase reports a database name that cannot be spliced into the
-// queries (only plain identifiers can).
-func ValidDatabase(db string) error {
-	if !identRE.MatchString(db) {
-		return fmt.Errorf("alerter: database name %q is not a plain identifier", db)
-	}
-	return nil
-}
-
 // agentRE is redact's identifier grammar (redact.ID): no quote, no
 // backslash, nothing a ClickHouse string literal would treat specially.
 var agentRE = regexp.MustCompile(`^[A-Za-z0-9\-_.:/@+~#=]{0,128}$`)
@@ -126,27 +116,48 @@ func validAgents(agents []string) error {
 	return nil
 }
 
-// agentCond is the condition " AND <col> IN ('a', ...)" of Source.Agents,
-// or "" when every agent is read. Gather has checked each name against
-// agentRE, so quoting is enough.
-func (s *Source) agentCond(col string) string {
+// agentCond is the condition " AND <col> IN @agents" of Reader.Agents, or
+// "" when every agent is read. The names are never part of the SQL text:
+// Reader.query binds @agents (a tuple of string literals, quoted by the
+// driver), after Gather has checked each name against agentRE.
+func (s *Reader) agentCond(col string) string {
 	if len(s.Agents) == 0 {
 		return ""
 	}
-	q := make([]string, len(s.Agents))
-	for i, a := range s.Agents {
-		q[i] = "'" + a + "'"
-	}
-	return " AND " + col + " IN (" + strings.Join(q, ", ") + ")"
+	return " AND " + col + " IN @" + agentsParam
 }
 
+// agentsParam names the bound parameter of Reader.Agents.
+const agentsParam = "agents"
+
+// bound is the values every query of the Reader binds: Reader.Agents as
+// @agents, or none. A query without @agents ignores it.
+func (s *Reader) bound() []any {
+	if len(s.Agents) == 0 {
+		return nil
+	}
+	names := make([]any, len(s.Agents))
+	for i, a := range s.Agents {
+		names[i] = a
+	}
+	return []any{clickhouse.Named(agentsParam, clickhouse.GroupSet{Value: names})}
+}
+
+// tableIn is one of errtrail's tables (a schema constant) in database db,
+// which Gather has checked with schema.ValidDatabase: the one way a table
+// name enters the alerter's SQL.
+func tableIn(db, table string) string { return db + "." + table }
+
+// errorsIn is the errors table of db, which most queries read.
+func errorsIn(db string) string { return tableIn(db, schema.TableErrors) }
+
 // Gather runs the evaluation's queries for the span cfg.SpanAt(now).
-func (s *Source) Gather(ctx context.Context, cfg *Config, now time.Time) (*Input, error) {
+func (s *Reader) Gather(ctx context.Context, cfg *Config, now time.Time) (*Input, error) {
 	db := s.Database
 	if db == "" {
-		db = "errtrail"
+		db = schema.DefaultDatabase
 	}
-	if err := ValidDatabase(db); err != nil {
+	if err := schema.ValidDatabase(db); err != nil {
 		return nil, err
 	}
 	if err := validAgents(s.Agents); err != nil {
@@ -154,7 +165,7 @@ func (s *Source) Gather(ctx context.Context, cfg *Config, now time.Time) (*Input
 	}
 	sp := cfg.SpanAt(now)
 	if len(s.Agents) > 0 && (s.Reference || cfg.NeedsOwnBaseline(windowSeconds(sp), 0, 0)) {
-		return nil, fmt.Errorf("alerter: Source.Agents needs the reduced reads: not with Reference or a threshold of 0 or below")
+		return nil, fmt.Errorf("alerter: Reader.Agents needs the reduced reads: not with Reference or a threshold of 0 or below")
 	}
 	// The queries that do not depend on each other run at once, each
 	// filling an Input of its own.
@@ -189,11 +200,11 @@ func (s *Source) Gather(ctx context.Context, cfg *Config, now time.Time) (*Input
 
 // outcomes reads the pipeline's accepted and dead-lettered messages in the
 // current window (minute rollup; the window is widened to the minute).
-func (s *Source) outcomes(ctx context.Context, db string, _ *Config, sp Span, in *Input) error {
+func (s *Reader) outcomes(ctx context.Context, db string, _ *Config, sp Span, in *Input) error {
 	sql := fmt.Sprintf(`SELECT outcome, dl_reason, sum(n)
-FROM %s.outcomes_1m
+FROM %s
 WHERE minute >= toDateTime(%d) AND minute <= toDateTime(%d)
-GROUP BY outcome, dl_reason`, db, floorTo(sp.WindowStart, 60), sp.End)
+GROUP BY outcome, dl_reason`, tableIn(db, schema.TableOutcomes1m), floorTo(sp.WindowStart, 60), sp.End)
 	return s.query(ctx, QOutcomes, sql, func(r driver.Rows) error {
 		var outcome, reason string
 		var n uint64
@@ -210,7 +221,7 @@ GROUP BY outcome, dl_reason`, db, floorTo(sp.WindowStart, 60), sp.End)
 }
 
 // observe tells Observe, one call at a time.
-func (s *Source) observe(name string, rows uint64, took time.Duration, err error) {
+func (s *Reader) observe(name string, rows uint64, took time.Duration, err error) {
 	if s.Observe != nil {
 		s.observeMu.Lock()
 		s.Observe(name, rows, took, err)
@@ -227,7 +238,7 @@ func (s *Source) observe(name string, rows uint64, took time.Duration, err error
 // settings of a caller's context (a story's) still apply.
 const clusterSettings = "SETTINGS distributed_product_mode = 'global'"
 
-func (s *Source) query(ctx context.Context, name, sql string, row func(driver.Rows) error) (err error) {
+func (s *Reader) query(ctx context.Context, name, sql string, row func(driver.Rows) error) (err error) {
 	var read uint64
 	opts := []clickhouse.QueryOption{clickhouse.WithProgress(func(p *clickhouse.Progress) { read += p.Rows })}
 	if s.QueryIDPrefix != "" {
@@ -241,7 +252,7 @@ func (s *Source) query(ctx context.Context, name, sql string, row func(driver.Ro
 			err = fmt.Errorf("alerter: query %s: %w", name, err)
 		}
 	}()
-	rows, err := s.Conn.Query(ctx, sql+"\n"+clusterSettings)
+	rows, err := s.Conn.Query(ctx, sql+"\n"+clusterSettings, s.bound()...)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/errtrail/errtrail/incidents"
+	"github.com/errtrail/errtrail/schema"
 )
 
 // Recorder writes the verdicts' episodes into the incidents table as the
@@ -28,7 +29,7 @@ import (
 // A Recorder is not safe for concurrent use (Runner.Once calls it in turn).
 type Recorder struct {
 	Conn     driver.Conn
-	Database string // default "errtrail"
+	Database string // default schema.DefaultDatabase
 	// Writer names this alerter in the rows it writes (the host name by
 	// default in cmd/alerter); no credential.
 	Writer string
@@ -57,7 +58,7 @@ func (r *Recorder) Record(ctx context.Context, cfg *Config, v *Verdicts) error {
 	}
 	db := r.Database
 	if db == "" {
-		db = "errtrail"
+		db = schema.DefaultDatabase
 	}
 	open, err := incidents.Read(ctx, r.Conn, db, incidents.Filter{OpenOnly: true, Limit: 1 << 20})
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 // (the baseline summarized per agent, the buckets of only the callers whose
 // own baseline can matter, the retry statistics of only the callers that can
 // be flagged) give the same verdicts as the reference reads
-// (Source.Reference: every bucket of every caller, every caller's retries),
+// (Reader.Reference: every bucket of every caller, every caller's retries),
 // on the stories of the other integration tests and on callers made to sit
 // on each side of every threshold that decides what is read.
 func TestReducedMatchesReference(t *testing.T) {
@@ -88,7 +88,7 @@ func TestReducedMatchesReference(t *testing.T) {
 				var v [2]*alerter.Verdicts
 				var in [2]*alerter.Input
 				for i, reference := range []bool{false, true} {
-					src := &alerter.Source{Conn: conn, Database: opts.Database, Reference: reference}
+					src := &alerter.Reader{Conn: conn, Database: opts.Database, Reference: reference}
 					got, err := src.Gather(context.Background(), &cfg, at)
 					if err != nil {
 						t.Fatal(err)
@@ -119,7 +119,7 @@ func TestReducedMatchesReference(t *testing.T) {
 	}
 }
 
-// TestOverloadCacheSeesLateRows: a Source keeps the agents' overload per
+// TestOverloadCacheSeesLateRows: a Reader keeps the agents' overload per
 // baseline bucket between evaluations; rows that arrive late in a past
 // bucket (a new agent, more overload, a second observer kind) and the
 // baseline moving on a minute are seen as the reference read sees them.
@@ -136,12 +136,12 @@ func TestOverloadCacheSeesLateRows(t *testing.T) {
 	}
 	insert(t, conn, opts, rows)
 	cfg := alerter.DefaultConfig()
-	cached := &alerter.Source{Conn: conn, Database: opts.Database}
+	cached := &alerter.Reader{Conn: conn, Database: opts.Database}
 	check := func(step string, at time.Time) {
 		t.Helper()
-		ref := &alerter.Source{Conn: conn, Database: opts.Database, Reference: true}
+		ref := &alerter.Reader{Conn: conn, Database: opts.Database, Reference: true}
 		var v [2]*alerter.Verdicts
-		for i, src := range []*alerter.Source{cached, ref} {
+		for i, src := range []*alerter.Reader{cached, ref} {
 			in, err := src.Gather(context.Background(), &cfg, at)
 			if err != nil {
 				t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 )
 
 // TestRestrictedGatherMatchesFull: a Gather restricted to one agent
-// (Source.Agents, what the support lookup's story uses) gives that agent
+// (Reader.Agents, what the support lookup's story uses) gives that agent
 // the same verdicts as a full Gather: the same AgentVerdict, the same
 // runaway callers and retry storms, the same history. Checked for every
 // agent of the other integration tests' stories, at two moments and with
@@ -57,7 +58,7 @@ func TestRestrictedGatherMatchesFull(t *testing.T) {
 			tc.cfg(&cfg)
 			cfg.TopK = 1000 // the cut across agents is not the restriction's to reproduce
 			for mi, at := range []time.Time{now, now.Add(25 * time.Second), probeAt} {
-				full, err := (&alerter.Source{Conn: conn, Database: opts.Database}).Gather(context.Background(), &cfg, at)
+				full, err := (&alerter.Reader{Conn: conn, Database: opts.Database}).Gather(context.Background(), &cfg, at)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -67,7 +68,7 @@ func TestRestrictedGatherMatchesFull(t *testing.T) {
 				}
 				for _, want := range fv.Agents {
 					var histories int // history reads: 1 when the first bucket had a reply, 2 when not
-					src := &alerter.Source{Conn: conn, Database: opts.Database, Agents: []string{want.Agent},
+					src := &alerter.Reader{Conn: conn, Database: opts.Database, Agents: []string{want.Agent},
 						Observe: func(name string, _ uint64, _ time.Duration, _ error) {
 							if name == alerter.QHistory {
 								histories++
@@ -111,14 +112,14 @@ func TestRestrictedGatherMatchesFull(t *testing.T) {
 }
 
 // checkCountsOnly: a restricted Gather of the counts step alone
-// (Source.Steps, what the story runs) gives the agent the same overload,
+// (Reader.Steps, what the story runs) gives the agent the same overload,
 // limit-too-low and runaway verdicts, every field of its AgentVerdict but
 // those of the steps left out (RetryStormCallers, Gateway), and the same
 // history as a full Gather; it reads no retry storm.
 func checkCountsOnly(t *testing.T, conn driver.Conn, db string, cfg *alerter.Config, at time.Time, name string,
 	want alerter.AgentVerdict, fv *alerter.Verdicts) {
 	t.Helper()
-	src := &alerter.Source{Conn: conn, Database: db, Agents: []string{want.Agent}, Steps: []string{alerter.StepCounts}}
+	src := &alerter.Reader{Conn: conn, Database: db, Agents: []string{want.Agent}, Steps: []string{alerter.StepCounts}}
 	in, err := src.Gather(context.Background(), cfg, at)
 	if err != nil {
 		t.Fatal(err)
@@ -169,17 +170,17 @@ func checkCountsOnly(t *testing.T, conn driver.Conn, db string, cfg *alerter.Con
 func TestRestrictedGatherRefusesUnsafeNames(t *testing.T) {
 	cfg := alerter.DefaultConfig()
 	for _, name := range []string{"a'b", `a\b`, "a b", strings.Repeat("a", 129), "a\nb"} {
-		src := &alerter.Source{Agents: []string{name}} // no Conn: must fail before using it
+		src := &alerter.Reader{Agents: []string{name}} // no Conn: must fail before using it
 		if _, err := src.Gather(context.Background(), &cfg, time.Now()); err == nil {
 			t.Errorf("Gather with agent %q: no error", name)
 		} else if strings.Contains(err.Error(), name) {
 			t.Errorf("the error quotes the name: %v", err)
 		}
 	}
-	if _, err := (&alerter.Source{Steps: []string{"counts", "everything"}}).Gather(context.Background(), &cfg, time.Now()); err == nil {
+	if _, err := (&alerter.Reader{Steps: []string{"counts", "everything"}}).Gather(context.Background(), &cfg, time.Now()); err == nil {
 		t.Error("Gather with an unknown step: no error")
 	}
-	src := &alerter.Source{Agents: []string{"a"}, Reference: true}
+	src := &alerter.Reader{Agents: []string{"a"}, Reference: true}
 	if _, err := src.Gather(context.Background(), &cfg, time.Now()); err == nil {
 		t.Error("Agents with Reference: no error")
 	}
@@ -199,4 +200,65 @@ func callersOf(v *alerter.Verdicts, agent string) string {
 		}
 	}
 	return b.String()
+}
+
+// recordingConn is the real connection, remembering each query's SQL text
+// and the values bound to it.
+type recordingConn struct {
+	driver.Conn
+	mu   sync.Mutex
+	sqls []string
+	args [][]any
+}
+
+func (c *recordingConn) Query(ctx context.Context, sql string, args ...any) (driver.Rows, error) {
+	c.mu.Lock()
+	c.sqls = append(c.sqls, sql)
+	c.args = append(c.args, args)
+	c.mu.Unlock()
+	return c.Conn.Query(ctx, sql, args...)
+}
+
+// TestRestrictedGatherBindsAgentNames: the agent names of Reader.Agents
+// reach ClickHouse as bound values, never as part of the SQL text that
+// fmt formats; the restricted read still selects those agents, both of
+// them, and no other.
+func TestRestrictedGatherBindsAgentNames(t *testing.T) {
+	conn := openCH(t)
+	opts := freshUniqueDB(t, conn, "errtrail_alerter_bind")
+	now := time.Now()
+	var rows []row
+	for _, agent := range []string{"bind-agent-a", "bind-agent-b", "bind-agent-other"} {
+		rows = append(rows, steady(now, quotaRow, agent, "c1", 4, 5*time.Minute, 0)...)
+	}
+	insert(t, conn, opts, rows)
+	rc := &recordingConn{Conn: conn}
+	cfg := alerter.DefaultConfig()
+	src := &alerter.Reader{Conn: rc, Database: opts.Database, Agents: []string{"bind-agent-a", "bind-agent-b"}}
+	in, err := src.Gather(context.Background(), &cfg, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, w := range in.Window {
+		seen[w.Agent] = true
+	}
+	if !seen["bind-agent-a"] || !seen["bind-agent-b"] || len(seen) != 2 {
+		t.Errorf("window agents %v; want bind-agent-a and bind-agent-b only", seen)
+	}
+	bound := 0
+	for i, sql := range rc.sqls {
+		if strings.Contains(sql, "bind-agent") {
+			t.Errorf("query %d has an agent name in its text:\n%s", i, sql)
+		}
+		if strings.Contains(sql, "@agents") {
+			if len(rc.args[i]) == 0 {
+				t.Errorf("query %d names @agents but binds nothing", i)
+			}
+			bound++
+		}
+	}
+	if len(rc.sqls) == 0 || bound == 0 {
+		t.Errorf("%d queries, %d of them restricted by @agents; want the restriction bound", len(rc.sqls), bound)
+	}
 }

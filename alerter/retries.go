@@ -27,23 +27,23 @@ import (
 // an earlier attempt cannot hide before them. A retry after a delay longer
 // than MaxDelay is therefore never called rotated.
 //
-// Only the callers that can be flagged are read (not with Source.Reference):
+// Only the callers that can be flagged are read (not with Reader.Reference):
 // a caller's early retries are replies in the window and its rotated ids
 // have a retry in the window each, so a caller with fewer than
 // Retry.MinEarly replies and fewer than Retry.MinRotated retries in the
 // window can have neither verdict, and its sequences are not built.
-func (s *Source) retries(ctx context.Context, db string, cfg *Config, sp Span, in *Input) error {
+func (s *Reader) retries(ctx context.Context, db string, cfg *Config, sp Span, in *Input) error {
 	windowFrom := sp.End - int64(cfg.Retry.Window/time.Second)
 	readFrom := windowFrom - int64(cfg.Retry.MaxDelay/time.Second)
 	margin := int64(cfg.Retry.RotationMargin / time.Millisecond)
-	ag := s.agentCond("agent") // Source.Agents, or ""
+	ag := s.agentCond("agent") // Reader.Agents, or ""
 	// The ids whose sequences are built: those with a retry in the window.
-	msgIDs := fmt.Sprintf(`SELECT message_id FROM %[1]s.errors
+	msgIDs := fmt.Sprintf(`SELECT message_id FROM %[1]s
             WHERE observed_at > toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d)
-                AND message_id != '' AND attempt > 1%[4]s`, db, windowFrom, sp.End, ag)
-	keyIDs := fmt.Sprintf(`SELECT idempotency_key_hash FROM %[1]s.errors
+                AND message_id != '' AND attempt > 1%[4]s`, errorsIn(db), windowFrom, sp.End, ag)
+	keyIDs := fmt.Sprintf(`SELECT idempotency_key_hash FROM %[1]s
             WHERE observed_at > toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d)
-                AND idempotency_key_hash != 0 AND attempt > 1%[4]s`, db, windowFrom, sp.End, ag)
+                AND idempotency_key_hash != 0 AND attempt > 1%[4]s`, errorsIn(db), windowFrom, sp.End, ag)
 	if !s.Reference {
 		// ...of the callers that can be flagged, in one pass over the
 		// window. An early retry's reply is in the window to the
@@ -54,20 +54,20 @@ func (s *Source) retries(ctx context.Context, db string, cfg *Config, sp Span, i
 		msgIDs = fmt.Sprintf(`SELECT arrayJoin(ids) FROM
             (
                 SELECT groupArrayIf(message_id, attempt > 1 AND observed_at > toDateTime(%[2]d)) AS ids
-                FROM %[1]s.errors
+                FROM %[1]s
                 WHERE observed_at >= toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d) AND message_id != ''%[6]s
                 GROUP BY cityHash64(agent, caller)
                 HAVING count() >= %[4]d OR length(ids) >= %[5]d
-            )`, db, windowFrom, sp.End, minEarly, minRotated, ag)
+            )`, errorsIn(db), windowFrom, sp.End, minEarly, minRotated, ag)
 		keyIDs = fmt.Sprintf(`SELECT arrayJoin(keys) FROM
             (
                 SELECT groupArray(idempotency_key_hash) AS keys
-                FROM %[1]s.errors
+                FROM %[1]s
                 WHERE observed_at > toDateTime(%[2]d) AND observed_at <= toDateTime(%[3]d)
                     AND idempotency_key_hash != 0 AND attempt > 1%[5]s
                 GROUP BY cityHash64(agent, caller)
                 HAVING length(keys) >= %[4]d
-            )`, db, windowFrom, sp.End, minRotated, ag)
+            )`, errorsIn(db), windowFrom, sp.End, minRotated, ag)
 	}
 	retriesSQL := fmt.Sprintf(`SELECT agent, caller,
     toUInt64(sum(retries)), toUInt64(sum(paired)), toUInt64(sum(early)), toUInt64(sum(fresh))
@@ -85,7 +85,7 @@ FROM
             arrayPopBack(ev), arrayPopFront(ev)) AS early,
         if(min(attempt) > 1
             AND toInt64(min(observed_at_ms)) >= %[3]d000 + %[4]d + greatest(toInt64(max(retry_after_ms)), 0), 1, 0) AS fresh
-    FROM %[1]s.errors
+    FROM %[1]s
     PREWHERE message_id IN
         (
             %[6]s
@@ -94,7 +94,7 @@ FROM
     GROUP BY agent, caller, source_kind, source_id, message_id
     HAVING retries > 0
 )
-GROUP BY agent, caller`, db, windowFrom, readFrom, margin, sp.End, msgIDs, ag)
+GROUP BY agent, caller`, errorsIn(db), windowFrom, readFrom, margin, sp.End, msgIDs, ag)
 	retries := map[[2]string]*RetryStats{}
 	stats := func(agent, caller string) *RetryStats {
 		k := [2]string{agent, caller}
@@ -124,7 +124,7 @@ FROM
     SELECT agent, caller, countIf(attempt > 1 AND observed_at > toDateTime(%[2]d)) AS retries,
         if(min(attempt) > 1
             AND toInt64(min(observed_at_ms)) >= %[3]d000 + %[4]d + greatest(toInt64(max(retry_after_ms)), 0), 1, 0) AS fresh
-    FROM %[1]s.errors
+    FROM %[1]s
     PREWHERE idempotency_key_hash IN
         (
             %[6]s
@@ -133,7 +133,7 @@ FROM
     GROUP BY agent, caller, source_kind, source_id, idempotency_key_hash
     HAVING retries > 0
 )
-GROUP BY agent, caller`, db, windowFrom, readFrom, margin, sp.End, keyIDs, ag)
+GROUP BY agent, caller`, errorsIn(db), windowFrom, readFrom, margin, sp.End, keyIDs, ag)
 	err = s.query(ctx, QIdemKeys, idemSQL, func(r driver.Rows) error {
 		var agent, caller string
 		var n, fresh uint64

@@ -9,7 +9,7 @@ import (
 // Runner evaluates on a fixed interval and hands the verdicts to Metrics.
 type Runner struct {
 	Config   *Config
-	Source   *Source
+	Reader   *Reader
 	Metrics  *Metrics
 	Interval time.Duration // between evaluation starts
 	Timeout  time.Duration // per evaluation; default Interval
@@ -44,7 +44,7 @@ func (r *Runner) Once(ctx context.Context) (*Verdicts, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	in, err := r.Source.Gather(ctx, r.Config, clock())
+	in, err := r.Reader.Gather(ctx, r.Config, clock())
 	var v *Verdicts
 	if err == nil {
 		v = Evaluate(r.Config, in, r.prev)

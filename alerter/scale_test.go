@@ -38,9 +38,9 @@ import (
 // filling anew).
 //
 // Each round measures, in turn first, the reduced reads that Gather does by
-// default, by a Source that evaluated a minute before (as in a running
+// default, by a Reader that evaluated a minute before (as in a running
 // alerter; that first evaluation, "cold", is measured too), and the
-// reference reads (Source.Reference: every baseline bucket of every caller,
+// reference reads (Reader.Reference: every baseline bucket of every caller,
 // every caller's retry statistics), on the same data at the same "now". The
 // verdicts of the two must be identical. ERRTRAIL_SCALE_CPUPROFILE=file
 // writes a CPU profile of each reduced evaluation.
@@ -264,7 +264,7 @@ func cpuTime() time.Duration {
 }
 
 // measureOnce measures one evaluation by src at now.
-func measureOnce(t *testing.T, src *alerter.Source, db, variant string, now time.Time, run int) evalCost {
+func measureOnce(t *testing.T, src *alerter.Reader, db, variant string, now time.Time, run int) evalCost {
 	ctx := context.Background()
 	conn := src.Conn
 	prefix := fmt.Sprintf("scale-%s-%s-%d-%d-", db, variant, run, time.Now().UnixNano())
@@ -409,9 +409,9 @@ func measureShape(t *testing.T, conn driver.Conn, sh scaleShape, runs int) {
 	t.Logf("%s: %d rows in errors; baseline: %d rows of callers_1m (%d active parts), %d (agent, caller) pairs; %d pairs in the current window",
 		sh.name, nErrors, nCallers, nParts, nPairs, nWindowPairs)
 
-	// reduced: the Source of a running alerter, whose previous evaluations
+	// reduced: the Reader of a running alerter, whose previous evaluations
 	// computed the agents' overload of all but the newest baseline minute
-	// (warmed up at now - 1 min: the first evaluation of a Source, "cold",
+	// (warmed up at now - 1 min: the first evaluation of a Reader, "cold",
 	// is measured on the way). reference: every bucket, every caller.
 	variants := []string{"reduced", "reference"}
 	var all []evalCost
@@ -420,11 +420,11 @@ func measureShape(t *testing.T, conn driver.Conn, sh scaleShape, runs int) {
 		for k := range variants {
 			i := (k + run) % 2 // alternate which variant goes first
 			if variants[i] == "reference" {
-				got[i] = measureOnce(t, &alerter.Source{Conn: conn, Database: db, Reference: true}, db, "reference", now, run)
+				got[i] = measureOnce(t, &alerter.Reader{Conn: conn, Database: db, Reference: true}, db, "reference", now, run)
 				logCost(t, sh.name, run, got[i])
 				continue
 			}
-			src := &alerter.Source{Conn: conn, Database: db}
+			src := &alerter.Reader{Conn: conn, Database: db}
 			cold := measureOnce(t, src, db, "cold", now.Add(-time.Minute), run)
 			logCost(t, sh.name, run, cold)
 			all = append(all, cold)

@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 	"time"
+
+	"github.com/errtrail/errtrail/incidents"
 )
 
 // Verdicts is the outcome of one evaluation.
@@ -89,9 +91,9 @@ const (
 
 // Retry storm reasons (values of the reason label).
 const (
-	ReasonIgnoredRetryAfter = "ignored_retry_after"
-	ReasonRotatedMessageID  = "rotated_message_id"
-	ReasonRotatedIdemKey    = "rotated_idempotency_key"
+	ReasonIgnoredRetryAfter = incidents.ReasonIgnoredRetryAfter
+	ReasonRotatedMessageID  = incidents.ReasonRotatedMessageID
+	ReasonRotatedIdemKey    = incidents.ReasonRotatedIdemKey
 )
 
 // RetryVerdict is one caller retrying badly against one agent.
@@ -191,15 +193,87 @@ const OtherAgent = "(other)"
 // Evaluate computes the verdicts for in. prev is the previous evaluation's
 // verdicts (nil at start): an agent that was overloaded stays overloaded
 // until its clear condition holds (hysteresis, docs/alerting.md). It is
-// pure: the same Config, Input and prev give the same Verdicts.
+// pure: the same Config, Input and prev give the same Verdicts. Each
+// verdict is one rule of rules.go; Evaluate feeds them and puts their
+// answers together.
 func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 	span := cfg.SpanAt(in.Now)
 	// The same rates as Config.NeedsOwnBaseline, which decides whose
 	// buckets Gather reads.
 	secs := windowSeconds(span)
-	perMin := func(n int64) float64 { return perMinute(n, secs) }
-	bucketToMin := 60 / float64(span.Bucket)
+	agents, historyStart := aggregate(span, in)
+	known := int((span.BaselineEnd - historyStart) / span.Bucket)
+	v := &Verdicts{At: in.Now, WindowSeconds: secs, HistorySeconds: float64(int64(known) * span.Bucket)}
+	v.HistorySufficient = v.HistorySeconds >= cfg.History.Min.Seconds()
 
+	wasOverloaded := map[string]bool{}
+	if prev != nil {
+		for _, a := range prev.Agents {
+			if a.Overloaded {
+				wasOverloaded[a.Agent] = true
+			}
+		}
+	}
+	j := judge{cfg: cfg, span: span, secs: secs, known: known, established: v.HistorySufficient}
+	var runaways []CallerVerdict
+	for name, a := range agents {
+		av, rs := j.agent(name, a, wasOverloaded[name])
+		v.Agents = append(v.Agents, av)
+		runaways = append(runaways, rs...)
+	}
+	sort.Slice(v.Agents, func(i, j int) bool { return v.Agents[i].Agent < v.Agents[j].Agent })
+	byAgent := map[string]*AgentVerdict{}
+	for i := range v.Agents {
+		byAgent[v.Agents[i].Agent] = &v.Agents[i]
+	}
+	agentFor := func(name string) *AgentVerdict {
+		if av := byAgent[name]; av != nil {
+			return av
+		}
+		// Seen only by the raw-row statistics (e.g. its buckets fell just
+		// outside the span): give it a row so its counts have a home.
+		v.Agents = append(v.Agents, AgentVerdict{Agent: name, UntypedRatio: math.NaN()})
+		for i := range v.Agents {
+			byAgent[v.Agents[i].Agent] = &v.Agents[i]
+		}
+		return byAgent[name]
+	}
+
+	limits := map[string][]LimitCount{}
+	for _, l := range in.Limits {
+		limits[l.Agent] = append(limits[l.Agent], l)
+	}
+	for agent, ls := range limits {
+		agentFor(agent).QuotaByLimit = quotaByLimit(cfg.TopLimits, ls, secs)
+	}
+	v.Callers = topRunaways(runaways, cfg.TopK)
+
+	var storms []RetryVerdict
+	for _, r := range in.Retries {
+		if rs := retryStorms(cfg.Retry, r); len(rs) > 0 {
+			storms = append(storms, rs...)
+			agentFor(r.Agent).RetryStormCallers++
+		}
+	}
+	v.RetryStorms = topStorms(storms, cfg.TopK)
+
+	for _, g := range in.Gateways {
+		if gv := gatewayMangling(cfg.Gateway, g); gv != nil {
+			agentFor(g.Agent).Gateway = gv
+		}
+	}
+
+	v.DeadLetters = deadLetterRates(in.DeadLetters, secs)
+	v.AcceptedPerSec = float64(in.Accepted) / secs
+	sort.Slice(v.Agents, func(i, j int) bool { return v.Agents[i].Agent < v.Agents[j].Agent })
+	capAgents(cfg, v)
+	return v
+}
+
+// aggregate sums in's baseline and window per agent and caller, and finds
+// the start of the history errtrail has: the first baseline bucket with
+// data (span.BaselineEnd when there is none).
+func aggregate(span Span, in *Input) (map[string]*agentAgg, int64) {
 	agents := map[string]*agentAgg{}
 	agent := func(name string) *agentAgg {
 		a := agents[name]
@@ -218,7 +292,6 @@ func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 		}
 		return c
 	}
-	// The history errtrail has: from the first baseline bucket with data.
 	historyStart := span.BaselineEnd
 	for _, b := range in.Buckets {
 		if b.Start < span.BaselineStart || b.Start >= span.BaselineEnd {
@@ -258,298 +331,74 @@ func Evaluate(cfg *Config, in *Input, prev *Verdicts) *Verdicts {
 		c.w.OverloadRecent += w.OverloadRecent
 		c.w.OverloadClear += w.OverloadClear
 	}
-	known := int((span.BaselineEnd - historyStart) / span.Bucket)
-	v := &Verdicts{At: in.Now, WindowSeconds: secs, HistorySeconds: float64(int64(known) * span.Bucket)}
-	v.HistorySufficient = v.HistorySeconds >= cfg.History.Min.Seconds()
+	return agents, historyStart
+}
 
-	wasOverloaded := map[string]bool{}
-	if prev != nil {
-		for _, a := range prev.Agents {
-			if a.Overloaded {
-				wasOverloaded[a.Agent] = true
-			}
-		}
+// judge is what every agent of one evaluation is judged against.
+type judge struct {
+	cfg         *Config
+	span        Span
+	secs        float64 // the window's length
+	known       int     // baseline buckets since the history start
+	established bool    // Verdicts.HistorySufficient
+}
+
+// perMin is n replies in the window as a rate per minute.
+func (j *judge) perMin(n int64) float64 { return perMinute(n, j.secs) }
+
+// agent gives one agent's rates and verdicts, and its runaway callers
+// (before the TopK cut). was: it was overloaded at the previous
+// evaluation.
+func (j *judge) agent(name string, a *agentAgg, was bool) (AgentVerdict, []CallerVerdict) {
+	cfg := j.cfg
+	bucketToMin := 60 / float64(j.span.Bucket)
+	av := AgentVerdict{Agent: name, ActiveCallers: len(a.callers) + a.idle, UntypedRatio: math.NaN()}
+	rates := make([]float64, 0, len(a.callers))
+	for _, c := range a.callers {
+		rates = append(rates, j.perMin(c.w.Total))
 	}
-	ovSecs := cfg.Overload.Window.Seconds()
-	clearSecs := cfg.Overload.ClearAfter.Seconds()
-
-	var runaways []CallerVerdict
-	for name, a := range agents {
-		av := AgentVerdict{Agent: name, ActiveCallers: len(a.callers) + a.idle,
-			UntypedRatio: math.NaN()}
-		var total, quota, untyped, ovRecent, ovClear int64
-		// The window rates of the callers busy enough to be compared with
-		// (at least Runaway.RiseMinPerMin errors a minute), for the peer
-		// comparisons: at the onset of an incident that hits every caller,
-		// the others' first few errors are no yardstick yet.
-		var peerRates []float64
-		for _, c := range a.callers {
-			if r := perMin(c.w.Total); r >= cfg.Runaway.RiseMinPerMin && r > 0 {
-				peerRates = append(peerRates, r)
-			}
+	peers := peerRates(cfg.Runaway, rates)
+	var sum WindowCount // the agent's window, over its callers
+	scores := make([]callerScore, 0, len(a.callers))
+	// Idle callers (no reply in the window, summarized) count among the
+	// active callers; they can neither rise nor run away.
+	for _, c := range a.callers {
+		sum.Total += c.w.Total
+		sum.Quota += c.w.Quota
+		sum.Untyped += c.w.Untyped
+		sum.OverloadRecent += c.w.OverloadRecent
+		sum.OverloadClear += c.w.OverloadClear
+		if c.w.OverloadRecent > 0 {
+			av.OverloadCallers++
 		}
-		sort.Float64s(peerRates)
-
-		type callerScore struct {
-			c            *callerAgg
-			perMin, base float64
-			score        float64
-			by           string
-			rising       bool
+		if c.w.Quota > 0 {
+			av.QuotaCallers++
 		}
-		scores := make([]callerScore, 0, len(a.callers))
-		// Idle callers (no reply in the window, summarized) count among the
-		// active callers; they can neither rise nor run away.
-		for _, c := range a.callers {
-			total += c.w.Total
-			quota += c.w.Quota
-			untyped += c.w.Untyped
-			ovRecent += c.w.OverloadRecent
-			ovClear += c.w.OverloadClear
-			if c.w.OverloadRecent > 0 {
-				av.OverloadCallers++
-			}
-			if c.w.Quota > 0 {
-				av.QuotaCallers++
-			}
-			// Enough history: the caller is judged against its own past,
-			// its empty buckets in that history being zeros.
-			established := v.HistorySufficient
-			// Limit too low: this caller's quota rejections rose.
-			qRate := perMin(c.w.Quota)
-			qBase := math.Max(c.quota.median(known)*bucketToMin, cfg.Runaway.MinBaseline)
-			if established && qRate >= cfg.LimitTooLow.MinPerMin && qRate >= cfg.LimitTooLow.RiseFactor*qBase {
-				av.QuotaRisingCallers++
-			}
-			// Runaway: this caller's errors rose.
-			r := perMin(c.w.Total)
-			base := c.total.median(known) * bucketToMin
-			own := r / math.Max(base, cfg.Runaway.MinBaseline)
-			s := callerScore{c: c, perMin: r, base: base, score: own, by: ByOwnBaseline,
-				rising: established && own >= cfg.Runaway.RiseFactor && r >= cfg.Runaway.RiseMinPerMin}
-			// Without history, or without a past of its own in it (a new
-			// caller, or one that had no errors at all), a rise from nothing
-			// must also stand out from the agent's other callers now.
-			if (!established || !c.seen) && r >= cfg.Runaway.MinPerMin {
-				peers := len(peerRates)
-				if r >= cfg.Runaway.RiseMinPerMin && r > 0 {
-					peers-- // c itself
-				}
-				switch {
-				case peers >= cfg.History.MinPeers:
-					// No past of its own to rise from: it must stand out
-					// from the callers of the same agent right now.
-					pm := medianWithout(peerRates, r)
-					peer := r / math.Max(pm, cfg.Runaway.MinBaseline)
-					s.base, s.by = pm, ByPeers
-					if peer < s.score || !v.HistorySufficient {
-						s.score = peer
-					}
-				case !v.HistorySufficient:
-					// Neither a past nor peers: nothing can be claimed.
-					av.UndecidedCallers++
-					s.score = 0
-				}
-			}
-			scores = append(scores, s)
+		// Enough history: the caller is judged against its own past, its
+		// empty buckets in that history being zeros.
+		if quotaRising(cfg.LimitTooLow, cfg.Runaway.MinBaseline, j.perMin(c.w.Quota),
+			c.quota.median(j.known)*bucketToMin, j.established) {
+			av.QuotaRisingCallers++
 		}
-		av.ErrorsPerSec = float64(total) / secs
-		av.QuotaPerSec = float64(quota) / secs
-		av.OverloadPerSec = float64(ovRecent) / ovSecs
-		av.OverloadBaselinePerSec = a.overload.median(known) / float64(span.Bucket)
-		if total > 0 {
-			av.UntypedRatio = float64(untyped) / float64(total)
+		s, undecided := scoreCaller(cfg, c.caller, j.perMin(c.w.Total), c.total.median(j.known)*bucketToMin,
+			j.established, c.seen, peers)
+		if undecided {
+			av.UndecidedCallers++
 		}
-
-		// Agent overloaded: overload replies well above the agent's own
-		// baseline, above an absolute floor, and spread over callers, in the
-		// short overload window. Once overloaded, it holds until the rate
-		// over the clear window falls below half the floor.
-		minCallers := cfg.Overload.MinCallers
-		if av.ActiveCallers < minCallers {
-			minCallers = av.ActiveCallers
-		}
-		if minCallers < 1 {
-			minCallers = 1
-		}
-		// Both need overload replies in the clear window: once they stop,
-		// the verdict clears ClearAfter later, not when the longer firing
-		// window has emptied.
-		active := float64(ovClear)/clearSecs >= cfg.Overload.MinPerSec/2
-		fire := av.OverloadPerSec >= cfg.Overload.MinPerSec &&
-			av.OverloadPerSec >= cfg.Overload.Factor*av.OverloadBaselinePerSec &&
-			av.OverloadCallers >= minCallers && active
-		hold := wasOverloaded[name] && active
-		av.Overloaded = fire || hold
-
-		// Limit too low: quota rejections rose for most callers at once.
-		// Without enough history no caller rises, so it is not claimed.
-		av.LimitUndecided = !v.HistorySufficient && av.QuotaCallers > 0
-		av.LimitTooLow = av.QuotaRisingCallers >= cfg.LimitTooLow.MinCallers &&
-			float64(av.QuotaRisingCallers) >= cfg.LimitTooLow.MinShare*float64(av.ActiveCallers)
-
-		// Untyped: most replies cannot tell quota from crash.
-		av.Untyped = untyped >= cfg.Untyped.MinCount && total > 0 &&
-			float64(untyped)/float64(total) >= cfg.Untyped.MinShare
-
-		// Runaway: one caller far above its own baseline (or, without one,
-		// its peers) while the others did not rise.
-		rising := 0
-		for _, s := range scores {
-			if s.rising {
-				rising++
-			}
-		}
-		for _, s := range scores {
-			if s.score < cfg.Runaway.Factor || s.perMin < cfg.Runaway.MinPerMin {
-				continue
-			}
-			if s.by == ByPeers && av.Overloaded {
-				// The agent fails for everyone: without a past of its own,
-				// a caller's errors cannot be told from the others' (at the
-				// onset the others' first errors are no yardstick yet).
-				av.UndecidedCallers++
-				continue
-			}
-			others := len(scores) + a.idle - 1
-			othersRising := rising
-			if s.rising {
-				othersRising--
-			}
-			share := 0.0
-			if others > 0 {
-				share = float64(othersRising) / float64(others)
-			}
-			if share >= cfg.Runaway.MaxOthersRisingShare {
-				continue
-			}
-			av.RunawayCallers++
-			runaways = append(runaways, CallerVerdict{Agent: name, Caller: s.c.caller,
-				PerMin: s.perMin, BaselinePerMin: s.base, Score: s.score, By: s.by,
-				OthersRising: share, Runaway: true})
-		}
-		v.Agents = append(v.Agents, av)
+		scores = append(scores, s)
 	}
-	sort.Slice(v.Agents, func(i, j int) bool { return v.Agents[i].Agent < v.Agents[j].Agent })
-	byAgent := map[string]*AgentVerdict{}
-	for i := range v.Agents {
-		byAgent[v.Agents[i].Agent] = &v.Agents[i]
+	av.ErrorsPerSec = float64(sum.Total) / j.secs
+	av.QuotaPerSec = float64(sum.Quota) / j.secs
+	av.OverloadPerSec = float64(sum.OverloadRecent) / cfg.Overload.Window.Seconds()
+	av.OverloadBaselinePerSec = a.overload.median(j.known) / float64(j.span.Bucket)
+	if sum.Total > 0 {
+		av.UntypedRatio = float64(sum.Untyped) / float64(sum.Total)
 	}
-	agentFor := func(name string) *AgentVerdict {
-		if av := byAgent[name]; av != nil {
-			return av
-		}
-		// Seen only by the raw-row statistics (e.g. its buckets fell just
-		// outside the span): give it a row so its counts have a home.
-		v.Agents = append(v.Agents, AgentVerdict{Agent: name, UntypedRatio: math.NaN()})
-		for i := range v.Agents {
-			byAgent[v.Agents[i].Agent] = &v.Agents[i]
-		}
-		return byAgent[name]
-	}
-
-	// Quota by limit, top TopLimits per agent, the rest as "other".
-	limits := map[string][]LimitCount{}
-	for _, l := range in.Limits {
-		limits[l.Agent] = append(limits[l.Agent], l)
-	}
-	for agent, ls := range limits {
-		sort.Slice(ls, func(i, j int) bool {
-			if ls[i].N != ls[j].N {
-				return ls[i].N > ls[j].N
-			}
-			return ls[i].Limit < ls[j].Limit
-		})
-		var out []LimitRate
-		var other int64
-		for i, l := range ls {
-			if i < cfg.TopLimits-1 || len(ls) <= cfg.TopLimits {
-				name := l.Limit
-				if name == "" {
-					name = "unnamed"
-				}
-				out = append(out, LimitRate{Limit: name, PerSec: float64(l.N) / secs})
-			} else {
-				other += l.N
-			}
-		}
-		if other > 0 {
-			out = append(out, LimitRate{Limit: "other", PerSec: float64(other) / secs})
-		}
-		agentFor(agent).QuotaByLimit = out
-	}
-
-	sort.Slice(runaways, func(i, j int) bool {
-		if runaways[i].Score != runaways[j].Score {
-			return runaways[i].Score > runaways[j].Score
-		}
-		return runaways[i].Agent+"\x00"+runaways[i].Caller < runaways[j].Agent+"\x00"+runaways[j].Caller
-	})
-	if len(runaways) > cfg.TopK {
-		runaways = runaways[:cfg.TopK]
-	}
-	v.Callers = runaways
-
-	// Retry storms.
-	var storms []RetryVerdict
-	for _, r := range in.Retries {
-		flagged := false
-		if r.Early >= cfg.Retry.MinEarly && r.Paired > 0 {
-			if sh := float64(r.Early) / float64(r.Paired); sh >= cfg.Retry.MinEarlyShare {
-				storms = append(storms, RetryVerdict{r.Agent, r.Caller, ReasonIgnoredRetryAfter, r.Early, sh})
-				flagged = true
-			}
-		}
-		if r.FreshMessage >= cfg.Retry.MinRotated && r.WithMessageID > 0 {
-			if sh := float64(r.FreshMessage) / float64(r.WithMessageID); sh >= cfg.Retry.MinRotatedShare {
-				storms = append(storms, RetryVerdict{r.Agent, r.Caller, ReasonRotatedMessageID, r.FreshMessage, sh})
-				flagged = true
-			}
-		}
-		if r.FreshIdemKey >= cfg.Retry.MinRotated && r.WithIdemKey > 0 {
-			if sh := float64(r.FreshIdemKey) / float64(r.WithIdemKey); sh >= cfg.Retry.MinRotatedShare {
-				storms = append(storms, RetryVerdict{r.Agent, r.Caller, ReasonRotatedIdemKey, r.FreshIdemKey, sh})
-				flagged = true
-			}
-		}
-		if flagged {
-			agentFor(r.Agent).RetryStormCallers++
-		}
-	}
-	sort.Slice(storms, func(i, j int) bool {
-		if storms[i].Count != storms[j].Count {
-			return storms[i].Count > storms[j].Count
-		}
-		a, b := storms[i], storms[j]
-		return a.Agent+"\x00"+a.Caller+"\x00"+a.Reason < b.Agent+"\x00"+b.Caller+"\x00"+b.Reason
-	})
-	if len(storms) > cfg.TopK {
-		storms = storms[:cfg.TopK]
-	}
-	v.RetryStorms = storms
-
-	// Gateway mangling.
-	for _, g := range in.Gateways {
-		if g.Pairs == 0 {
-			continue
-		}
-		gv := &GatewayVerdict{Pairs: g.Pairs, Mangled: g.Mangled, StatusDiffers: g.StatusDiffers,
-			BodyStripped: g.BodyStripped, Share: float64(g.Mangled) / float64(g.Pairs),
-			Rewrites: append([]Rewrite(nil), g.Rewrites...)}
-		gv.Mangling = g.Mangled >= cfg.Gateway.MinMangled && gv.Share >= cfg.Gateway.MinShare
-		agentFor(g.Agent).Gateway = gv
-	}
-
-	for _, d := range in.DeadLetters {
-		reason := d.Reason
-		if reason == "" {
-			reason = "unknown"
-		}
-		v.DeadLetters = append(v.DeadLetters, DeadLetterRate{Reason: reason, PerSec: float64(d.N) / secs})
-	}
-	sort.Slice(v.DeadLetters, func(i, j int) bool { return v.DeadLetters[i].Reason < v.DeadLetters[j].Reason })
-	v.AcceptedPerSec = float64(in.Accepted) / secs
-	sort.Slice(v.Agents, func(i, j int) bool { return v.Agents[i].Agent < v.Agents[j].Agent })
-	capAgents(cfg, v)
-	return v
+	av.Overloaded = overloaded(cfg.Overload, &av, sum.OverloadClear, was)
+	av.LimitTooLow, av.LimitUndecided = limitTooLow(cfg.LimitTooLow, &av, j.established)
+	av.Untyped = untypedErrors(cfg.Untyped, sum.Untyped, sum.Total)
+	rs, undecided := runaways(cfg.Runaway, name, scores, a.idle, av.Overloaded)
+	av.UndecidedCallers += undecided
+	av.RunawayCallers = len(rs)
+	return av, rs
 }

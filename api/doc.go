@@ -44,7 +44,8 @@
 //	cfg.RegisterFlags(fs)            // then cliflags' Env for ERRTRAIL_API_* fallbacks
 //	cfg.Log = log
 //	reg := prometheus.NewRegistry()  // the process's own, never the global one
-//	srv, err := api.New(cfg, &lookup.Finder{Conn: conn, Database: db, Redactor: r},
+//	srv, err := api.New(cfg, &lookup.Finder{Conn: conn, Database: db, Redactor: r,
+//		Recompute: &alerter.Recomputer{Conn: conn, Database: db}},
 //		&report.ClickHouse{Conn: conn, Database: db}, reg)
 //	hs := srv.HTTPServer()           // Addr, timeouts and header limit from cfg
 //	go hs.Serve(ln); ...; hs.Shutdown(ctx)

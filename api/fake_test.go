@@ -114,7 +114,7 @@ func sampleStory() lookup.Story {
 	b := func(v bool) *bool { return &v }
 	return lookup.Story{
 		MatchedAs: "error_id",
-		Record: lookup.Record{
+		Record: lookup.Row{
 			EventID: "ev-1", ObservedAt: t0, IngestedAt: t0.Add(time.Second), KafkaTopic: "errtrail.errors",
 			KafkaPartition: 3, KafkaOffset: 42, SourceKind: "agent", SourceID: "gw-1", Agent: "alpha",
 			Endpoint: "/v1/message:send", Caller: "c1", Method: "message/send", Attempt: 2,

@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/errtrail/errtrail/internal/cmdkit"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/parse"
 	"github.com/errtrail/errtrail/report"
@@ -145,11 +146,7 @@ func (s *Server) serveReport(w *recorder, r *request) {
 	writeJSON(w, http.StatusOK, "application/json", rep)
 }
 
-func (s *Server) serveHealth(w *recorder, _ *request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write([]byte("ok\n"))
-}
+func (s *Server) serveHealth(w *recorder, _ *request) { cmdkit.WriteHealthy(w) }
 
 // serveReady answers 200 while the lookup service is ready, else 503
 // (also when the check outlasts the request timeout).
@@ -160,9 +157,7 @@ func (s *Server) serveReady(w *recorder, r *request) {
 		writeProblem(w, probNotReady.body())
 		return
 	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write([]byte("ready\n"))
+	cmdkit.WriteReady(w, "")
 }
 
 func (s *Server) serveMetrics(w *recorder, r *request) { s.promh.ServeHTTP(w, r.Request) }

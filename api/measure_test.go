@@ -72,6 +72,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/errtrail/errtrail/incidents"
+	"github.com/errtrail/errtrail/alerter"
 	"github.com/errtrail/errtrail/internal/testenv"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/report"
@@ -180,7 +181,8 @@ func (p *storyProbe) Story(ctx context.Context, id string, opt lookup.FindOption
 	p.prefixes[prefix] = req
 	p.mu.Unlock()
 	f := &lookup.Finder{Conn: p.conn, Database: p.db, RetryStorms: p.retryStorms, VerdictBudget: p.budget, QueryIDPrefix: prefix,
-		Observe: func(step string, _ uint64, took time.Duration, _ error) { req.steps[step] += took }}
+		Recompute: &alerter.Recomputer{Conn: p.conn, Database: p.db},
+		Observe:   func(step string, _ uint64, took time.Duration, _ error) { req.steps[step] += took }}
 	start := time.Now()
 	st, err := f.Story(ctx, id, opt)
 	req.story = time.Since(start)

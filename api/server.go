@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/errtrail/errtrail/internal/cmdkit"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/report"
 )
@@ -92,7 +92,7 @@ func New(cfg Config, svc lookup.Service, rep report.Reporter, reg Registry) (*Se
 			}
 		}
 	}
-	s.promh = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+	s.promh = cmdkit.MetricsHandler(reg)
 	s.keyMAC = make([]byte, 32)
 	if _, err := rand.Read(s.keyMAC); err != nil {
 		return nil, err

@@ -221,7 +221,7 @@ FROM (SELECT number + %[2]d AS num, intDiv(num, 3) AS m, cityHash64(m) %% 10 AS 
 		for run := 1; run <= 3; run++ {
 			perQuery := map[string]cost{}
 			prefix := fmt.Sprintf("e2e-measure-%s-%d-", r.id, run)
-			src := &alerter.Source{Conn: conn, Database: db, QueryIDPrefix: prefix, Observe: func(name string, rows uint64, took time.Duration, err error) {
+			src := &alerter.Reader{Conn: conn, Database: db, QueryIDPrefix: prefix, Observe: func(name string, rows uint64, took time.Duration, err error) {
 				if err != nil {
 					t.Errorf("query %s: %v", name, err)
 				}

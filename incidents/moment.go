@@ -6,18 +6,19 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/errtrail/errtrail/schema"
 )
 
 // MinutesTable is the table of the minutes in which an alerter recorded
 // incidents (schema.TableAlerterMinutes).
-const MinutesTable = "alerter_minutes"
+const MinutesTable = schema.TableAlerterMinutes
 
 // MarkRecording notes that alerter writer recorded incidents in the minute
 // of at. The alerter calls it once a minute, after an evaluation whose
 // episodes it recorded.
 func MarkRecording(ctx context.Context, conn driver.Conn, db, writer string, at time.Time) error {
-	if !identRE.MatchString(db) {
-		return fmt.Errorf("%w: database name %q is not a plain identifier", ErrBadFilter, db)
+	if err := schema.ValidDatabase(db); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadFilter, err)
 	}
 	b, err := conn.PrepareBatch(ctx, fmt.Sprintf("INSERT INTO %s.%s (minute, writer, last_at)", db, MinutesTable))
 	if err != nil {
@@ -48,8 +49,8 @@ type Moment struct {
 // minute's alerters, the agent's episodes by the sorting-key prefix).
 func At(ctx context.Context, conn driver.Conn, db, agent string, t time.Time) (Moment, error) {
 	var m Moment
-	if !identRE.MatchString(db) {
-		return m, fmt.Errorf("%w: database name %q is not a plain identifier", ErrBadFilter, db)
+	if err := schema.ValidDatabase(db); err != nil {
+		return m, fmt.Errorf("%w: %v", ErrBadFilter, err)
 	}
 	t = t.UTC()
 	var n uint64

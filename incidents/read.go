@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/errtrail/errtrail/schema"
 )
 
 // Table is the table Read reads (schema.TableIncidents).
-const Table = "incidents"
+const Table = schema.TableIncidents
 
 // DefaultLimit is the number of episodes Read returns when Filter.Limit is 0.
 const DefaultLimit = 500
@@ -29,8 +29,6 @@ type Filter struct {
 	Limit int
 }
 
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // ErrBadFilter wraps a filter that cannot be read.
 var ErrBadFilter = errors.New("incidents: bad filter")
 
@@ -39,8 +37,8 @@ var ErrBadFilter = errors.New("incidents: bad filter")
 // bound parameters; only the validated database name is formatted into it.
 // It runs on ClickHouse 18.16 and current releases.
 func Read(ctx context.Context, conn driver.Conn, db string, f Filter) ([]Incident, error) {
-	if !identRE.MatchString(db) {
-		return nil, fmt.Errorf("%w: database name %q is not a plain identifier", ErrBadFilter, db)
+	if err := schema.ValidDatabase(db); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadFilter, err)
 	}
 	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
 		return nil, fmt.Errorf("%w: from %s is not before to %s", ErrBadFilter, f.From.UTC().Format(time.RFC3339), f.To.UTC().Format(time.RFC3339))

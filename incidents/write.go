@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/errtrail/errtrail/schema"
 )
 
 // columns are the columns Write fills, in order.
@@ -16,8 +17,8 @@ const columns = "kind, agent, caller, reason, started_at, fired_at, last_seen_at
 // a new write of its episode, which replaces the ones with a lower Version.
 // The alerter (alerter.Recorder) decides what to write; this only stores it.
 func Write(ctx context.Context, conn driver.Conn, db string, rows []Incident) error {
-	if !identRE.MatchString(db) {
-		return fmt.Errorf("%w: database name %q is not a plain identifier", ErrBadFilter, db)
+	if err := schema.ValidDatabase(db); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadFilter, err)
 	}
 	b, err := conn.PrepareBatch(ctx, fmt.Sprintf("INSERT INTO %s.%s (%s)", db, Table, columns))
 	if err != nil {

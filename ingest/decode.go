@@ -64,7 +64,7 @@ type workerStats struct {
 // newDecoder returns the decode stage of a pipeline reading src (for the
 // rebalance count of a kafka.Reader) and progress through conn. cfg has its
 // defaults.
-func newDecoder(cfg Config, src Source, conn driver.Conn, flight *inflight, warn *LogLimiter) *decoder {
+func newDecoder(cfg Config, src Consumer, conn driver.Conn, flight *inflight, warn *LogLimiter) *decoder {
 	d := &decoder{
 		cfg: cfg, conn: conn, flight: flight, m: cfg.Metrics, log: cfg.Logger,
 		bad:   NewLogLimiter(cfg.Logger, 10, 10*time.Second),

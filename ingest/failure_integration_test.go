@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/errtrail/errtrail/ingest"
+	"github.com/errtrail/errtrail/internal/cmdkit"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 )
@@ -30,7 +31,7 @@ func TestPermanentFailureStopsWithoutSkipping(t *testing.T) {
 	run := s.start(t, cfg)
 	waitUntil(t, 2*time.Minute, "the permanent failure", func() bool { return run.p.Failure() != nil })
 
-	srv := httptest.NewServer(ingest.Handler(reg, run.p.Failure))
+	srv := httptest.NewServer(cmdkit.Ops(reg, func() (string, error) { return "", run.p.Failure() }))
 	defer srv.Close()
 	res, err := http.Get(srv.URL + "/readyz")
 	if err != nil {

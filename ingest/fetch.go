@@ -2,7 +2,7 @@ package ingest
 
 // The fetcher, the first stage: fetch and batching.
 //
-// The fetcher's goroutine is the only one that fetches from the Source. It
+// The fetcher's goroutine is the only one that fetches from the Consumer. It
 // fills a batch taken from its pool and hands it to the decoder when the
 // batch holds Limits.Rows messages or Limits.Bytes bytes, or when its first
 // message has waited Limits.Wait, whichever comes first, and at once when
@@ -24,7 +24,7 @@ import (
 
 // fetcher is the fetch stage.
 type fetcher struct {
-	src     Source
+	src     Consumer
 	limits  Limits
 	batches int // batches in the pool: filling, queued, decoding, writing
 	m       *Metrics
@@ -32,7 +32,7 @@ type fetcher struct {
 }
 
 // newFetcher returns the fetch stage reading src; cfg has its defaults.
-func newFetcher(cfg Config, src Source, warn *LogLimiter) *fetcher {
+func newFetcher(cfg Config, src Consumer, warn *LogLimiter) *fetcher {
 	return &fetcher{src: src, limits: cfg.Limits, batches: 4, m: cfg.Metrics, warn: warn}
 }
 

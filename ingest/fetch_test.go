@@ -12,7 +12,7 @@ import (
 )
 
 // testFetcher returns a fetcher of src with a pool of n batches.
-func testFetcher(src Source, l Limits, n int) *fetcher {
+func testFetcher(src Consumer, l Limits, n int) *fetcher {
 	cfg := Config{Topics: []string{"t"}, Limits: l, Logger: slog.New(slog.DiscardHandler)}
 	cfg.defaults()
 	f := newFetcher(cfg, src, NewLogLimiter(cfg.Logger, 5, time.Second))
@@ -20,17 +20,17 @@ func testFetcher(src Source, l Limits, n int) *fetcher {
 	return f
 }
 
-// fakeSource is an in-memory stand-in for a Source, for the stages' unit
+// fakeConsumer is an in-memory stand-in for a Consumer, for the stages' unit
 // tests: it returns its script of messages and errors, then blocks. Each
 // fetch is announced on fetched (when not nil); each commit is written to
 // log (when not nil) as "commit topic/partition:offset".
-type fakeSource struct {
+type fakeConsumer struct {
 	script  []any
 	fetched chan int
 	log     *[]string
 }
 
-func (f *fakeSource) FetchMessage(ctx context.Context) (kafka.Message, error) {
+func (f *fakeConsumer) FetchMessage(ctx context.Context) (kafka.Message, error) {
 	if len(f.script) == 0 {
 		<-ctx.Done()
 		return kafka.Message{}, ctx.Err()
@@ -46,7 +46,7 @@ func (f *fakeSource) FetchMessage(ctx context.Context) (kafka.Message, error) {
 	return next.(kafka.Message), nil
 }
 
-func (f *fakeSource) CommitMessages(_ context.Context, msgs ...kafka.Message) error {
+func (f *fakeConsumer) CommitMessages(_ context.Context, msgs ...kafka.Message) error {
 	if f.log != nil {
 		for _, m := range msgs {
 			*f.log = append(*f.log, fmt.Sprintf("commit %s/%d:%d", m.Topic, m.Partition, m.Offset))
@@ -60,7 +60,7 @@ func (f *fakeSource) CommitMessages(_ context.Context, msgs ...kafka.Message) er
 // it carries the next epoch; no batch mixes two epochs.
 func TestUnitFetcherCutsAtRevocationFakeSource(t *testing.T) {
 	msg := func(off int64) kafka.Message { return kafka.Message{Topic: "t", Offset: off, Value: []byte("x")} }
-	src := &fakeSource{script: []any{msg(1), msg(2), ErrRevoked, ErrRevoked, msg(3), ErrRevoked, msg(4)}}
+	src := &fakeConsumer{script: []any{msg(1), msg(2), ErrRevoked, ErrRevoked, msg(3), ErrRevoked, msg(4)}}
 	f := testFetcher(src, Limits{Rows: 1000, Wait: time.Hour}, 8)
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan *batch, 8)
@@ -98,7 +98,7 @@ func TestUnitFetcherCutsAtRevocationFakeSource(t *testing.T) {
 // back, emptied of the last batch's messages, filter results and offsets.
 func TestUnitFetcherReusesABatchOnlyAfterItsAck(t *testing.T) {
 	msg := func(off int64) kafka.Message { return kafka.Message{Topic: "t", Offset: off, Value: []byte("x")} }
-	src := &fakeSource{script: []any{msg(1), msg(2), msg(3)}, fetched: make(chan int, 8)}
+	src := &fakeConsumer{script: []any{msg(1), msg(2), msg(3)}, fetched: make(chan int, 8)}
 	f := testFetcher(src, Limits{Rows: 1, Wait: time.Hour}, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan *batch)

@@ -54,7 +54,7 @@ import (
 	"github.com/segmentio/kafka-go"
 )
 
-// ErrRevoked is returned by a Source's FetchMessage once per generation that
+// ErrRevoked is returned by a Consumer's FetchMessage once per generation that
 // ended: the partitions of the messages handed out so far are being taken
 // back. The fetcher sends the batch in hand at once.
 var ErrRevoked = errors.New("ingest: the consumer group's partitions were revoked")
@@ -63,13 +63,13 @@ var ErrRevoked = errors.New("ingest: the consumer group's partitions were revoke
 // uncommitted, for the partition's next owner.
 var errAbandoned = errors.New("ingest: the batch's generation was abandoned")
 
-// Source is what a Pipeline consumes: a *kafka.Reader, or a *Group.
-type Source interface {
+// Consumer is what a Pipeline consumes: a *kafka.Reader, or a *Group.
+type Consumer interface {
 	FetchMessage(ctx context.Context) (kafka.Message, error)
 	CommitMessages(ctx context.Context, msgs ...kafka.Message) error
 }
 
-// fenced is a Source whose partitions move only after their batches are
+// fenced is a Consumer whose partitions move only after their batches are
 // settled (Group). Its methods are called from the writer's goroutine.
 type fenced interface {
 	// attempt reports whether batches of epoch may still be written; if so,
@@ -402,7 +402,7 @@ func (g *Group) FetchMessage(ctx context.Context) (kafka.Message, error) {
 }
 
 // CommitMessages commits each message's offset + 1 through the current
-// generation (a Source for callers without epochs).
+// generation (a Consumer for callers without epochs).
 func (g *Group) CommitMessages(ctx context.Context, msgs ...kafka.Message) error {
 	g.mu.Lock()
 	ge := g.cur

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/errtrail/errtrail/parse"
+	"github.com/errtrail/errtrail/schema"
 	"github.com/segmentio/kafka-go"
 )
 
@@ -86,7 +87,7 @@ type Config struct {
 
 func (c *Config) defaults() {
 	if c.Table == "" {
-		c.Table = "landing"
+		c.Table = schema.TableLanding
 	}
 	c.Limits.defaults()
 	if c.Decoder.KeepRaw == 0 {
@@ -160,7 +161,7 @@ func (e *PermanentError) Unwrap() error { return e.Err }
 // lag monitor (lag.go).
 type Pipeline struct {
 	cfg  Config
-	r    Source
+	r    Consumer
 	conn driver.Conn
 	m    *Metrics
 	log  *slog.Logger
@@ -184,7 +185,7 @@ type Pipeline struct {
 // Unless cfg.LagInterval < 0, it also polls the lag of r's consumer group.
 // Only a *Group keeps a rebalance from storing a partition's in-flight
 // messages twice (group.go).
-func New(cfg Config, r Source, conn driver.Conn) (*Pipeline, error) {
+func New(cfg Config, r Consumer, conn driver.Conn) (*Pipeline, error) {
 	cfg.defaults()
 	if cfg.Progress == nil {
 		return nil, errors.New("ingest: Config.Progress is required")

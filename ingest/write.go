@@ -25,7 +25,7 @@ import (
 type writer struct {
 	cfg   Config
 	conn  driver.Conn
-	src   Source      // commits go to it
+	src   Consumer    // commits go to it
 	fence fenced      // src, when its partitions move only once settled (Group); else nil
 	lag   *lagMonitor // told of each commit; nil when lag polling is off
 	m     *Metrics
@@ -45,7 +45,7 @@ type writer struct {
 
 // newWriter returns the write stage of a pipeline committing to src and
 // writing through conn (or cfg.Shards); cfg has its defaults.
-func newWriter(cfg Config, src Source, conn driver.Conn, lag *lagMonitor, warn *LogLimiter) *writer {
+func newWriter(cfg Config, src Consumer, conn driver.Conn, lag *lagMonitor, warn *LogLimiter) *writer {
 	w := &writer{
 		cfg: cfg, conn: conn, src: src, lag: lag, m: cfg.Metrics, log: cfg.Logger, warn: warn,
 		insertSQL:  "INSERT INTO " + cfg.Table + " (" + strings.Join(LandingColumns, ", ") + ")",

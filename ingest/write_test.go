@@ -70,13 +70,13 @@ func (b *fakeBatch) Send() error {
 	return nil
 }
 
-// testWriter returns a writer to conn committing to a fakeSource, both
+// testWriter returns a writer to conn committing to a fakeConsumer, both
 // writing to log; nothing is stored yet by Config.Progress.
 func testWriter(conn driver.Conn, log *[]string) *writer {
 	cfg := Config{Topics: []string{"t"}, Logger: slog.New(slog.DiscardHandler), Backoff: Backoff{Base: time.Millisecond, Max: time.Millisecond},
 		Progress: func(context.Context, driver.Conn, string) (map[int32]int64, error) { return nil, nil }}
 	cfg.defaults()
-	return newWriter(cfg, &fakeSource{log: log}, conn, nil, NewLogLimiter(cfg.Logger, 5, time.Second))
+	return newWriter(cfg, &fakeConsumer{log: log}, conn, nil, NewLogLimiter(cfg.Logger, 5, time.Second))
 }
 
 // decodedSlot returns a slot of rows of t/0 at offs, its batch holding

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/errtrail/errtrail/alerter"
+	"github.com/errtrail/errtrail/incidents"
 	"github.com/errtrail/errtrail/schema"
 )
 
@@ -25,11 +25,12 @@ type RetryRule struct {
 }
 
 // The retry rule codes. The rotation codes are the alerter's retry-storm
-// reasons, with the alerter's definition (alerter/retries.go).
+// reasons (incidents.Reason*), with the alerter's definition
+// (alerter/retries.go).
 const (
 	RuleRetriedTooSoon      = "retried_too_soon"
-	RuleRotatedMessageID    = alerter.ReasonRotatedMessageID
-	RuleRotatedIdemKey      = alerter.ReasonRotatedIdemKey
+	RuleRotatedMessageID    = incidents.ReasonRotatedMessageID
+	RuleRotatedIdemKey      = incidents.ReasonRotatedIdemKey
 	RuleRetriedNonRetryable = "retried_non_retryable"
 )
 
@@ -71,7 +72,7 @@ const attemptCols = "event_id, error_id, observed_at_ms, attempt, kind, code, re
 
 // chainKey is what chains the record's replies: the first of message_id,
 // idempotency key hash, request_id and http_request_id the record has.
-func chainKey(r *Record, idem uint64) (kind, value string) {
+func chainKey(r *Row, idem uint64) (kind, value string) {
 	switch {
 	case r.MessageID != "":
 		return "message_id", r.MessageID
@@ -85,18 +86,28 @@ func chainKey(r *Record, idem uint64) (kind, value string) {
 	return "", ""
 }
 
+// retryWindows are the alerter's retry definitions a chain follows, at
+// their defaults (alerter.DefaultConfig().Retry: a test holds them equal).
+type retryWindows struct {
+	Window         time.Duration // the alerter's retry window
+	MaxDelay       time.Duration // the longest delay it pairs a retry with its first attempt over
+	RotationMargin time.Duration // an id first seen this (plus its delays) near the read start is not rotated
+}
+
+var alerterRetry = retryWindows{Window: 5 * time.Minute, MaxDelay: time.Hour, RotationMargin: time.Minute}
+
 // attemptSpan is how far from the record a chain is read: the longest
 // delay the alerter pairs a retry with its first attempt over
-// (Retry.MaxDelay), and never less than its retry window.
-func attemptSpan(cfg *alerter.Config) time.Duration {
-	return max(cfg.Retry.MaxDelay, cfg.Retry.Window)
+// (MaxDelay), and never less than its retry window.
+func attemptSpan(rw retryWindows) time.Duration {
+	return max(rw.MaxDelay, rw.Window)
 }
 
 // attempts reads the record's chain and checks the retry rules. Replies of
 // the same agent, caller and observer (source kind and id) are chained, as
 // the alerter forms its sequences, so a request reported by both an agent
 // and its gateway is not counted twice.
-func (f *Finder) attempts(ctx context.Context, conn driver.Conn, r *Record, idem uint64, cfg *alerter.Config) (Attempts, error) {
+func (f *Finder) attempts(ctx context.Context, conn driver.Conn, r *Row, idem uint64) (Attempts, error) {
 	kind, value := chainKey(r, idem)
 	out := Attempts{Key: kind, Attempts: []Attempt{}, Violations: []string{}, Rules: []RetryRule{}}
 	if kind == "" {
@@ -105,7 +116,7 @@ func (f *Finder) attempts(ctx context.Context, conn driver.Conn, r *Record, idem
 			Next: "none_seen", This: true, Violations: []string{}, MessageID: r.MessageID})
 		return out, nil
 	}
-	span := attemptSpan(cfg)
+	span := attemptSpan(alerterRetry)
 	from, to := r.ObservedAt.Add(-span), r.ObservedAt.Add(span)
 	db := f.db()
 	// Same agent, caller and observer; the time bound keeps both reads on
@@ -118,17 +129,17 @@ func (f *Finder) attempts(ctx context.Context, conn driver.Conn, r *Record, idem
 	if kind == "idempotency_key_hash" {
 		// Not in error_lookup: the agent's rows in the span, by the
 		// sorting-key prefix.
-		q = fmt.Sprintf("SELECT %s FROM %s.errors PREWHERE idempotency_key_hash = ? WHERE %s", attemptCols, db, same)
+		q = fmt.Sprintf("SELECT %s FROM %s PREWHERE idempotency_key_hash = ? WHERE %s", attemptCols, tableIn(db, schema.TableErrors), same)
 		args = append([]any{idem}, args...)
 	} else {
 		// The row keys from error_lookup by its sorting key, then the rows;
 		// the single-column IN on observed_at lets 18.16 use the primary
 		// key of errors too (as schema.LookupQuery does).
-		keys := fmt.Sprintf("FROM %s.error_lookup WHERE id = ? AND id_kind = ? AND agent = ?"+
-			" AND observed_at >= toDateTime(?) AND observed_at <= toDateTime(?)", db)
-		q = fmt.Sprintf("SELECT %s FROM %s.errors WHERE observed_at IN (SELECT observed_at %s)"+
+		keys := fmt.Sprintf("FROM %s WHERE id = ? AND id_kind = ? AND agent = ?"+
+			" AND observed_at >= toDateTime(?) AND observed_at <= toDateTime(?)", tableIn(db, schema.TableErrorLookup))
+		q = fmt.Sprintf("SELECT %s FROM %s WHERE observed_at IN (SELECT observed_at %s)"+
 			" AND (agent, observed_at, event_id) IN (SELECT agent, observed_at, event_id %s) AND %s",
-			attemptCols, db, keys, keys, same)
+			attemptCols, tableIn(db, schema.TableErrors), keys, keys, same)
 		k := []any{value, kind, r.Agent, from.Unix(), to.Unix()}
 		args = append(append(append([]any{}, k...), k...), args...)
 	}
@@ -160,7 +171,7 @@ func (f *Finder) attempts(ctx context.Context, conn driver.Conn, r *Record, idem
 			RetryAfterMS: msOf(r.RetryAfterMS), MessageID: r.MessageID})
 	}
 	readFromMS := from.Unix() * 1000
-	return chain(out, rows, r.EventID, readFromMS, cfg), nil
+	return chain(out, rows, r.EventID, readFromMS, alerterRetry), nil
 }
 
 func triOf(b *bool) int8 {
@@ -193,7 +204,7 @@ func isRetry(prev, next *attemptRow) bool {
 // alerter calls an id rotated (alerter/retries.go): first seen at least
 // Retry.RotationMargin plus the largest delay its replies asked for after
 // the start of the rows read.
-func chain(out Attempts, rows []attemptRow, thisEventID string, readFromMS int64, cfg *alerter.Config) Attempts {
+func chain(out Attempts, rows []attemptRow, thisEventID string, readFromMS int64, rw retryWindows) Attempts {
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]
 		if a.ObservedAtMS != b.ObservedAtMS {
@@ -234,7 +245,7 @@ func chain(out Attempts, rows []attemptRow, thisEventID string, readFromMS int64
 			a.Next = "error"
 		}
 		if i == 0 && r.Attempt > 1 && (out.Key == "message_id" || out.Key == "idempotency_key_hash") &&
-			int64(r.ObservedAtMS) >= readFromMS+cfg.Retry.RotationMargin.Milliseconds()+maxDelay {
+			int64(r.ObservedAtMS) >= readFromMS+rw.RotationMargin.Milliseconds()+maxDelay {
 			if out.Key == "message_id" {
 				flag(&a, RuleRotatedMessageID)
 			} else {

@@ -2,12 +2,14 @@ package lookup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/errtrail/errtrail/alerter"
+	"github.com/errtrail/errtrail/incidents"
+	"github.com/errtrail/errtrail/schema"
 )
 
 // ContextMinutes is the length of Context: the whole minutes around the
@@ -43,7 +45,7 @@ func contextWindow(observed, now time.Time) (from, to time.Time, n int) {
 // else computed afresh (verdicts). A failure of the verdicts, or
 // their missing Finder.VerdictBudget counted from began, is reported in
 // VerdictError, not returned: the rest of the story holds.
-func (f *Finder) contextOf(ctx context.Context, r *Record, cfg *alerter.Config, began time.Time) (Context, error) {
+func (f *Finder) contextOf(ctx context.Context, r *Row, began time.Time) (Context, error) {
 	start, end, begun := contextWindow(r.ObservedAt, f.now())
 	c := Context{From: start, To: end, Minutes: make([]Minute, begun)}
 	for i := range c.Minutes {
@@ -66,16 +68,16 @@ func (f *Finder) contextOf(ctx context.Context, r *Record, cfg *alerter.Config, 
 		if err == nil && !recorded {
 			_, done := f.step("verdicts") // the alerter names its own queries
 			v.c = Context{VerdictSource: VerdictsRecomputed}
-			err = f.verdicts(vctx, r, cfg, &v.c)
+			err = f.verdicts(vctx, r, &v.c)
 			done(err)
 		}
 		v.err = err
 		verdicts <- v
 	}()
 
-	q := fmt.Sprintf("SELECT toUInt32(minute) AS m, kind, toInt64(sum(n)) FROM %s.errors_1m"+
+	q := fmt.Sprintf("SELECT toUInt32(minute) AS m, kind, toInt64(sum(n)) FROM %s"+
 		" WHERE agent = ? AND caller = ? AND minute >= toDateTime(?) AND minute < toDateTime(?)"+
-		" GROUP BY m, kind", f.db())
+		" GROUP BY m, kind", f.table(schema.TableErrors1m))
 	conn, done := f.step("minutes")
 	rows, err := conn.Query(ctx, q, r.Agent, r.Caller, c.From.Unix(), c.To.Unix())
 	if err == nil {
@@ -137,63 +139,42 @@ func (f *Finder) contextOf(ctx context.Context, r *Record, cfg *alerter.Config, 
 // otherCallers counts the agent's other named callers with errors of the
 // record's kind in the record's minute (errors_1m, by its sorting-key
 // prefix agent, minute). A caller seen by several observers counts once.
-func (f *Finder) otherCallers(ctx context.Context, conn driver.Conn, r *Record, c *Context) error {
-	q := fmt.Sprintf("SELECT toInt64(uniqExact(caller)) FROM %s.errors_1m"+
-		" WHERE agent = ? AND minute = toDateTime(?) AND kind = ? AND caller != ? AND caller != ''", f.db())
+func (f *Finder) otherCallers(ctx context.Context, conn driver.Conn, r *Row, c *Context) error {
+	q := fmt.Sprintf("SELECT toInt64(uniqExact(caller)) FROM %s"+
+		" WHERE agent = ? AND minute = toDateTime(?) AND kind = ? AND caller != ? AND caller != ''", f.table(schema.TableErrors1m))
 	return conn.QueryRow(ctx, q, r.Agent, r.ObservedAt.Truncate(time.Minute).Unix(), r.Kind, r.Caller).Scan(&c.OtherCallers)
 }
 
-// verdicts runs the alerter's own Gather, restricted to the record's agent,
-// and Evaluate at the record's second, and reads the agent's and the
-// caller's verdicts from them. Without the previous evaluation the
-// overload hysteresis is not applied: an overload that was clearing at
-// that moment reads as not overloaded.
-func (f *Finder) verdicts(ctx context.Context, r *Record, cfg *alerter.Config, c *Context) error {
+// verdicts has Finder.Recompute compute the agent's verdicts at the
+// record's second afresh, and reads the agent's and the caller's verdicts
+// from them. Without the previous evaluation the overload hysteresis is
+// not applied: an overload that was clearing at that moment reads as not
+// overloaded. Without a Recompute there are none: an error says so.
+func (f *Finder) verdicts(ctx context.Context, r *Row, c *Context) error {
 	at := time.Unix(r.ObservedAt.Unix(), 0).UTC() // the record is the window's last second
 	c.VerdictAt = at
-	own := *cfg
-	// The story wants this caller's verdict, not the top of a ranking.
-	own.TopK, own.TopAgents = 1<<20, 1<<20
-	// Only the counts step: the overload, runaway and limit-too-low
-	// verdicts come from it alone, the same as after a full Gather
-	// (alerter/restricted_integration_test.go); the retry storms only with
-	// Finder.RetryStorms.
-	steps := []string{alerter.StepCounts}
-	if f.RetryStorms {
-		steps = append(steps, alerter.StepRetries)
+	if f.Recompute == nil {
+		return errNoRecompute
 	}
-	src := &alerter.Source{Conn: f.Conn, Database: f.db(), Agents: []string{r.Agent}, Steps: steps,
+	q := incidents.Recompute{Agent: r.Agent, At: at, RetryStorms: f.RetryStorms,
 		QueryIDPrefix: f.queryIDPrefix("verdicts-")}
 	if f.Observe != nil {
-		src.Observe = func(name string, rows uint64, took time.Duration, err error) {
+		q.Observe = func(name string, rows uint64, took time.Duration, err error) {
 			f.observeMu.Lock() // Observe is called one at a time, the story's steps included
 			f.Observe("verdicts/"+name, rows, took, err)
 			f.observeMu.Unlock()
 		}
 	}
-	in, err := src.Gather(ctx, &own, at)
+	m, err := f.Recompute.Recompute(ctx, q)
 	if err != nil {
 		return err
 	}
-	v := alerter.Evaluate(&own, in, nil)
-	c.Undecided = !v.HistorySufficient
-	for _, a := range v.Agents {
-		if a.Agent == r.Agent {
-			c.AgentOverloaded, c.LimitTooLow = a.Overloaded, a.LimitTooLow
-		}
-	}
-	for _, cv := range v.Callers {
-		if cv.Agent == r.Agent && cv.Caller == r.Caller && cv.Runaway {
-			c.CallerRunaway = true
-		}
-	}
-	for _, s := range v.RetryStorms {
-		if s.Agent == r.Agent && s.Caller == r.Caller {
-			c.RetryStorm = true
-			c.RetryStormReasons = append(c.RetryStormReasons, s.Reason)
-		}
-	}
+	verdictsOf(c, r, m)
 	c.RetryStormChecked = f.RetryStorms
 	c.verdictsOK = true
 	return nil
 }
+
+// errNoRecompute: no alerter recorded the moment, and the Finder has no
+// Recompute to compute the verdicts afresh.
+var errNoRecompute = errors.New("no alerter was recording incidents at that moment, and this lookup does not compute verdicts afresh")

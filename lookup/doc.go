@@ -8,7 +8,7 @@
 // (FindOptions.Agent, looked for over the last JSONRPCRange only: clients
 // reuse ids such as "1") — and assembles a Story:
 //
-//   - Record: every stored field (schema.ErrorRow), with unknown numbers as
+//   - Record: every stored field (a Row, from schema.ErrorRow), with unknown numbers as
 //     null as `ingest decode` prints them (record.go), of the best
 //     observer's copy of the reply (the agent's, else a gateway's, else
 //     the client's) or of the copy the id named by its event_id;
@@ -30,11 +30,13 @@
 //     (agent overloaded, caller runaway, limit too low, retry storm): the
 //     episodes it recorded, read from the incidents table with incidents.At
 //     when an alerter was recording in that minute (incidents.go); else
-//     computed by alerter.Source.Gather restricted to the record's agent
-//     and to its counts step, and alerter.Evaluate (context.go), the
-//     retry-storm verdict then only with Finder.RetryStorms (the attempts
-//     already show this request's retries). Context.VerdictSource says
-//     which;
+//     computed afresh by Finder.Recompute, an incidents.Recomputer (the
+//     commands hand it alerter.Recomputer: the alerter's own Gather
+//     restricted to the record's agent and to its counts step, and
+//     Evaluate) (context.go), the retry-storm verdict then only with
+//     Finder.RetryStorms (the attempts already show this request's
+//     retries). Context.VerdictSource says which; without a Recompute
+//     such a moment's verdicts are unknown (Context.VerdictError);
 //   - Findings: each finding code with the sentence it checks and what the
 //     agent team should change (guide.go, GuideFor).
 //
@@ -43,10 +45,12 @@
 // CheckList validates a ListQuery without asking the store), and
 // Finder.Ready says whether ClickHouse answers and the tables exist.
 //
-// What it reads: errtrail's errors, error_lookup, errors_1m and callers_1m
-// tables (and outcomes_1m through the alerter), with parameterized queries
-// (clickhouse-go binding) for every value a person supplies; the agent name
-// handed to the alerter is a stored, grammar-checked identifier.
+// What it reads: errtrail's errors, error_lookup, errors_1m, incidents and
+// alerter_minutes tables (and, through Finder.Recompute, what the alerter
+// reads), named by schema's constants, with parameterized queries
+// (clickhouse-go binding) for every value a person supplies. It does not
+// import the alerter (deps_test.go): the verdicts come from the incidents
+// table or the Recomputer it is handed.
 //
 // What it guarantees:
 //

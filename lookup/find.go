@@ -86,10 +86,10 @@ func (f *Finder) find(ctx context.Context, conn driver.Conn, id, agent string) (
 func (f *Finder) findJSONRPC(ctx context.Context, conn driver.Conn, cands []string, agent string) ([]schema.ErrorRow, error) {
 	now := f.now()
 	marks := strings.TrimSuffix(strings.Repeat("?, ", len(cands)), ", ")
-	q := fmt.Sprintf("SELECT %s FROM %s.errors PREWHERE jsonrpc_id IN (%s)"+
+	q := fmt.Sprintf("SELECT %s FROM %s PREWHERE jsonrpc_id IN (%s)"+
 		" WHERE agent = ? AND observed_at >= toDateTime(?) AND observed_at <= toDateTime(?)"+
 		" ORDER BY observed_at DESC, event_id DESC, ingested_at DESC LIMIT 1 BY agent, observed_at, event_id LIMIT 1000",
-		errorColumns, f.db(), marks)
+		errorColumns, f.table(schema.TableErrors), marks)
 	args := make([]any, 0, len(cands)+3)
 	for _, c := range cands {
 		args = append(args, c)

@@ -11,8 +11,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-	"github.com/errtrail/errtrail/alerter"
 	"github.com/errtrail/errtrail/groups"
+	"github.com/errtrail/errtrail/incidents"
 	"github.com/errtrail/errtrail/redact"
 	"github.com/errtrail/errtrail/schema"
 )
@@ -23,8 +23,13 @@ type Finder struct {
 	Conn     driver.Conn
 	Database string           // default "errtrail"
 	Redactor *redact.Redactor // hashes an id the way ingest stored it when it could not be kept; nil looks ids up as given only
-	Alerter  *alerter.Config  // the verdicts' configuration; nil means alerter.DefaultConfig()
 	Now      func() time.Time // default time.Now
+
+	// Recompute computes the alerter's verdicts at a record's moment
+	// afresh when no alerter was recording incidents then
+	// (alerter.Recomputer: cmd/errtrail sets it). nil: the story of such a
+	// moment says its verdicts are unknown (Context.VerdictError).
+	Recompute incidents.Recomputer
 
 	// RetryStorms adds the alerter's retry-storm verdict to the story's
 	// context (Context.RetryStorm, RetryStormReasons). It is off by
@@ -121,6 +126,13 @@ func (c *stepConn) Select(ctx context.Context, dest any, q string, args ...any) 
 	return c.Conn.Select(c.named(ctx), dest, q, args...)
 }
 
+// table is one of errtrail's tables (a schema constant) in the Finder's
+// database, checked with schema.ValidDatabase before any query runs.
+func (f *Finder) table(name string) string { return tableIn(f.db(), name) }
+
+// tableIn is table (a schema constant) in database db.
+func tableIn(db, table string) string { return db + "." + table }
+
 func (f *Finder) db() string {
 	if f.Database == "" {
 		return schema.DefaultDatabase
@@ -133,14 +145,6 @@ func (f *Finder) now() time.Time {
 		return f.Now()
 	}
 	return time.Now()
-}
-
-func (f *Finder) alerterConfig() *alerter.Config {
-	if f.Alerter != nil {
-		return f.Alerter
-	}
-	c := alerter.DefaultConfig()
-	return &c
 }
 
 // storySettings are the ClickHouse settings of a story's queries. Each
@@ -166,7 +170,7 @@ func (f *Finder) Story(ctx context.Context, id string, opt FindOptions) (*Story,
 	if id, err = checkID(id, agent != ""); err != nil {
 		return nil, err
 	}
-	if err := alerter.ValidDatabase(f.db()); err != nil {
+	if err := schema.ValidDatabase(f.db()); err != nil {
 		return nil, err
 	}
 	ctx = clickhouse.Context(ctx, clickhouse.WithSettings(storySettings))
@@ -218,19 +222,18 @@ func (f *Finder) Story(ctx context.Context, id string, opt FindOptions) (*Story,
 		}
 	}
 	st.Observers = observersOf(&st.Record, copies)
-	cfg := f.alerterConfig()
 	var aerr, cerr error
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		conn, done := f.step("attempts")
-		st.Attempts, aerr = f.attempts(ctx, conn, &st.Record, row.IdempotencyKeyHash, cfg)
+		st.Attempts, aerr = f.attempts(ctx, conn, &st.Record, row.IdempotencyKeyHash)
 		done(aerr)
 	}()
 	go func() {
 		defer wg.Done()
-		st.Context, cerr = f.contextOf(ctx, &st.Record, cfg, began)
+		st.Context, cerr = f.contextOf(ctx, &st.Record, began)
 	}()
 	wg.Wait()
 	if err := errors.Join(aerr, cerr); err != nil {
@@ -326,7 +329,7 @@ func (f *Finder) reply(ctx context.Context, conn driver.Conn, rows []schema.Erro
 
 // Ready implements Service: ClickHouse answers and the tables exist.
 func (f *Finder) Ready(ctx context.Context) error {
-	if err := alerter.ValidDatabase(f.db()); err != nil {
+	if err := schema.ValidDatabase(f.db()); err != nil {
 		return err
 	}
 	var n uint64

@@ -13,6 +13,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/errtrail/errtrail/alerter"
 	"github.com/errtrail/errtrail/internal/testenv"
 	"github.com/errtrail/errtrail/parse"
 	"github.com/errtrail/errtrail/redact"
@@ -52,7 +53,8 @@ func openDB(tb testing.TB) (driver.Conn, schema.Options) {
 }
 
 func newFinder(conn driver.Conn, opts schema.Options) *Finder {
-	return &Finder{Conn: conn, Database: opts.Database, Redactor: redact.New(testKey)}
+	return &Finder{Conn: conn, Database: opts.Database, Redactor: redact.New(testKey),
+		Recompute: &alerter.Recomputer{Conn: conn, Database: opts.Database}}
 }
 
 // ev is one event of the contract (docs/event-contract.md).

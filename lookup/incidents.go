@@ -29,7 +29,7 @@ const errUnknownTable = 60
 // second. It returns false, without error, when no alerter was recording
 // in that minute or the database has no incidents table: the caller then
 // recomputes them.
-func (f *Finder) recordedVerdicts(ctx context.Context, r *Record, c *Context) (bool, error) {
+func (f *Finder) recordedVerdicts(ctx context.Context, r *Row, c *Context) (bool, error) {
 	at := time.Unix(r.ObservedAt.Unix(), 0).UTC()
 	c.VerdictAt = at
 	conn, done := f.step("incidents")
@@ -43,6 +43,17 @@ func (f *Finder) recordedVerdicts(ctx context.Context, r *Record, c *Context) (b
 	if err != nil || !m.Recording {
 		return false, err
 	}
+	verdictsOf(c, r, m)
+	// The alerter judges retry storms at every evaluation.
+	c.RetryStormChecked = true
+	c.VerdictSource = VerdictsRecorded
+	c.verdictsOK = true
+	return true, nil
+}
+
+// verdictsOf fills c's verdicts about r from the episodes of r's agent
+// under way at r's moment, recorded or recomputed alike.
+func verdictsOf(c *Context, r *Row, m incidents.Moment) {
 	for _, i := range m.Incidents {
 		switch i.Kind {
 		case incidents.Overload:
@@ -60,9 +71,4 @@ func (f *Finder) recordedVerdicts(ctx context.Context, r *Record, c *Context) (b
 			}
 		}
 	}
-	// The alerter judges retry storms at every evaluation.
-	c.RetryStormChecked = true
-	c.VerdictSource = VerdictsRecorded
-	c.verdictsOK = true
-	return true, nil
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/errtrail/errtrail/alerter"
+	"github.com/errtrail/errtrail/schema"
 )
 
 // BadQueryError: a ListQuery out of bounds or with a cursor that is not one
@@ -27,7 +27,7 @@ type BadQueryError struct {
 
 func (e *BadQueryError) Error() string { return "not a usable list query: " + e.Reason }
 
-// Kinds are the values of Record.Kind (parse.Kind), which ListQuery.Kind
+// Kinds are the values of Row.Kind (parse.Kind), which ListQuery.Kind
 // may name.
 var Kinds = []string{"quota", "overload", "invalid", "auth", "not_found", "conflict", "unsupported", "internal", "unknown"}
 
@@ -67,7 +67,7 @@ func (f *Finder) List(ctx context.Context, q ListQuery) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := alerter.ValidDatabase(f.db()); err != nil {
+	if err := schema.ValidDatabase(f.db()); err != nil {
 		return nil, err
 	}
 	fromMS, toMS := q.From.UnixMilli(), q.To.UnixMilli()
@@ -87,11 +87,11 @@ func (f *Finder) List(ctx context.Context, q ListQuery) (*Page, error) {
 	if len(cond) > 0 {
 		where = " AND " + strings.Join(cond, " AND ")
 	}
-	sql := fmt.Sprintf("SELECT event_id, error_id, agent, caller, kind, code, observed_at_ms FROM %s.errors"+
+	sql := fmt.Sprintf("SELECT event_id, error_id, agent, caller, kind, code, observed_at_ms FROM %s"+
 		" WHERE observed_at >= toDateTime(?) AND observed_at <= toDateTime(?)"+
 		" AND observed_at_ms >= ? AND observed_at_ms < ?%s"+
 		" ORDER BY observed_at_ms DESC, event_id DESC, agent DESC, ingested_at DESC"+
-		" LIMIT 1 BY observed_at_ms, event_id, agent LIMIT %d", f.db(), where, q.Limit+1)
+		" LIMIT 1 BY observed_at_ms, event_id, agent LIMIT %d", f.table(schema.TableErrors), where, q.Limit+1)
 	rows, err := f.Conn.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, unavailable(err, []string{q.Agent, q.Caller})

@@ -165,7 +165,7 @@ const (
 // meaningOf says the record in plain words. others is the number of the
 // agent's other callers with errors of the record's kind in its minute
 // (Context.OtherCallers), or below 0 when not counted.
-func meaningOf(r *Record, h health, others int64) Meaning {
+func meaningOf(r *Row, h health, others int64) Meaning {
 	row := rowFor(r.Kind, r.Protocol)
 	fill := placeholders(r, others)
 	var m Meaning
@@ -243,7 +243,7 @@ func rowFor(kind, protocol string) meaningRow {
 // placeholders fills the templates from the record's typed fields. Every
 // value is an identifier as stored (already redacted) or a number; the
 // message and the violation descriptions are never used.
-func placeholders(r *Record, others int64) *strings.Replacer {
+func placeholders(r *Row, others int64) *strings.Replacer {
 	or := func(v, dflt string) string {
 		if v == "" {
 			return dflt
@@ -302,7 +302,7 @@ func othersWords(n int64) string {
 
 // replyForm names how the reply arrived: "HTTP 502", "gRPC UNKNOWN",
 // "JSON-RPC -32603".
-func replyForm(r *Record) string {
+func replyForm(r *Row) string {
 	var parts []string
 	if r.HTTPStatus != nil {
 		parts = append(parts, "HTTP "+strconv.Itoa(*r.HTTPStatus))

@@ -93,58 +93,58 @@ var ComparedFields = func() []string {
 
 var compared = []struct {
 	name string
-	get  func(*Record) string
+	get  func(*Row) string
 }{
-	{"protocol", func(r *Record) string { return r.Protocol }},
-	{"binding", func(r *Record) string { return r.Binding }},
-	{"envelope", func(r *Record) string { return r.Envelope }},
-	{"http_status", func(r *Record) string { return optInt(r.HTTPStatus) }},
-	{"grpc_status", func(r *Record) string { return r.GRPCStatus }},
-	{"jsonrpc_code", func(r *Record) string { return optInt(r.JSONRPCCode) }},
-	{"code", func(r *Record) string { return r.Code }},
-	{"reason", func(r *Record) string { return r.Reason }},
-	{"domain", func(r *Record) string { return r.Domain }},
-	{"kind", func(r *Record) string { return r.Kind }},
-	{"typed", func(r *Record) string { return strconv.FormatBool(r.Typed) }},
-	{"retryable", func(r *Record) string {
+	{"protocol", func(r *Row) string { return r.Protocol }},
+	{"binding", func(r *Row) string { return r.Binding }},
+	{"envelope", func(r *Row) string { return r.Envelope }},
+	{"http_status", func(r *Row) string { return optInt(r.HTTPStatus) }},
+	{"grpc_status", func(r *Row) string { return r.GRPCStatus }},
+	{"jsonrpc_code", func(r *Row) string { return optInt(r.JSONRPCCode) }},
+	{"code", func(r *Row) string { return r.Code }},
+	{"reason", func(r *Row) string { return r.Reason }},
+	{"domain", func(r *Row) string { return r.Domain }},
+	{"kind", func(r *Row) string { return r.Kind }},
+	{"typed", func(r *Row) string { return strconv.FormatBool(r.Typed) }},
+	{"retryable", func(r *Row) string {
 		if r.Retryable == nil {
 			return ""
 		}
 		return strconv.FormatBool(*r.Retryable)
 	}},
-	{"retryable_source", func(r *Record) string { return r.RetryableSource }},
-	{"retry_after_ms", func(r *Record) string {
+	{"retryable_source", func(r *Row) string { return r.RetryableSource }},
+	{"retry_after_ms", func(r *Row) string {
 		if r.RetryAfterMS == nil {
 			return ""
 		}
 		return strconv.FormatInt(*r.RetryAfterMS, 10)
 	}},
-	{"retry_after_source", func(r *Record) string { return r.RetryAfterSource }},
-	{"limit", func(r *Record) string { return r.Limit }},
-	{"scope", func(r *Record) string { return r.Scope }},
-	{"error_id", func(r *Record) string { return r.ErrorID }},
-	{"request_id", func(r *Record) string { return r.RequestID }},
-	{"message", func(r *Record) string { return r.Message }},
-	{"field_violations", func(r *Record) string {
+	{"retry_after_source", func(r *Row) string { return r.RetryAfterSource }},
+	{"limit", func(r *Row) string { return r.Limit }},
+	{"scope", func(r *Row) string { return r.Scope }},
+	{"error_id", func(r *Row) string { return r.ErrorID }},
+	{"request_id", func(r *Row) string { return r.RequestID }},
+	{"message", func(r *Row) string { return r.Message }},
+	{"field_violations", func(r *Row) string {
 		parts := make([]string, len(r.FieldViolations))
 		for i, f := range r.FieldViolations {
 			parts[i] = f.Field + ": " + f.Description
 		}
 		return strings.Join(parts, "; ")
 	}},
-	{"findings", func(r *Record) string { return strings.Join(r.Findings, ", ") }},
-	{"method", func(r *Record) string { return r.Method }},
-	{"attempt", func(r *Record) string {
+	{"findings", func(r *Row) string { return strings.Join(r.Findings, ", ") }},
+	{"method", func(r *Row) string { return r.Method }},
+	{"attempt", func(r *Row) string {
 		if r.Attempt == 0 {
 			return ""
 		}
 		return strconv.Itoa(r.Attempt)
 	}},
-	{"http_request_id", func(r *Record) string { return r.HTTPRequestID }},
-	{"jsonrpc_id", func(r *Record) string { return r.JSONRPCID }},
-	{"message_id", func(r *Record) string { return r.MessageID }},
-	{"task_id", func(r *Record) string { return r.TaskID }},
-	{"idempotency_key_hash", func(r *Record) string { return r.IdempotencyKey }},
+	{"http_request_id", func(r *Row) string { return r.HTTPRequestID }},
+	{"jsonrpc_id", func(r *Row) string { return r.JSONRPCID }},
+	{"message_id", func(r *Row) string { return r.MessageID }},
+	{"task_id", func(r *Row) string { return r.TaskID }},
+	{"idempotency_key_hash", func(r *Row) string { return r.IdempotencyKey }},
 }
 
 func optInt(p *int) string {
@@ -155,7 +155,7 @@ func optInt(p *int) string {
 }
 
 // differences lists the compared fields on which c differs from rec.
-func differences(rec, c *Record) []Difference {
+func differences(rec, c *Row) []Difference {
 	out := []Difference{}
 	for _, f := range compared {
 		if a, b := f.get(rec), f.get(c); a != b {
@@ -270,9 +270,9 @@ next:
 // observersOf describes the copies of the story's reply: rec is the
 // record's (the copy at this), copies every copy of the group, this one
 // included.
-func observersOf(rec *Record, copies []schema.ErrorRow) Observers {
+func observersOf(rec *Row, copies []schema.ErrorRow) Observers {
 	o := Observers{Copies: []Copy{}, Same: true, Joined: rec.ErrorID != ""}
-	others := make([]Record, 0, len(copies))
+	others := make([]Row, 0, len(copies))
 	for i := range copies {
 		if copies[i].EventID == rec.EventID && copies[i].SourceKind == rec.SourceKind && copies[i].SourceID == rec.SourceID {
 			continue
@@ -286,7 +286,7 @@ func observersOf(rec *Record, copies []schema.ErrorRow) Observers {
 		}
 		return a.ObservedAt.Before(b.ObservedAt)
 	})
-	add := func(r *Record, this bool) {
+	add := func(r *Row, this bool) {
 		c := Copy{EventID: r.EventID, SourceKind: r.SourceKind, SourceID: r.SourceID, ObservedAt: r.ObservedAt,
 			Caller: r.Caller, Endpoint: r.Endpoint, This: this, Differs: []Difference{}}
 		if !this {

@@ -9,8 +9,8 @@ import (
 
 // recordOf turns a stored row into a Record with the conventions of `ingest
 // decode` (parse/recordjson.go): unknown numbers are null.
-func recordOf(r *schema.ErrorRow) Record {
-	rec := Record{
+func recordOf(r *schema.ErrorRow) Row {
+	rec := Row{
 		EventID: r.EventID, ObservedAt: observedAt(r), IngestedAt: r.IngestedAt.UTC(),
 		KafkaTopic: r.KafkaTopic, KafkaPartition: r.KafkaPartition, KafkaOffset: r.KafkaOffset,
 		SourceKind: r.SourceKind, SourceID: r.SourceID, SourceVersion: r.SourceVersion, Agent: r.Agent, Endpoint: r.Endpoint,

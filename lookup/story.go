@@ -14,7 +14,7 @@ import (
 // customer value), only which column it matched.
 type Story struct {
 	MatchedAs string    `json:"matched_as"` // the id column that matched: error_id, request_id, http_request_id, event_id, message_id, task_id, jsonrpc_id
-	Record    Record    `json:"record"`     // the best observer's copy: the agent's own, else a gateway's, else the client's (or the copy FindOptions.EventID picked)
+	Record    Row       `json:"record"`     // the best observer's copy: the agent's own, else a gateway's, else the client's (or the copy FindOptions.EventID picked)
 	Observers Observers `json:"observers"`  // who observed the reply, and whether they saw the same thing (observers.go)
 	Meaning   Meaning   `json:"meaning"`
 	Attempts  Attempts  `json:"attempts"`
@@ -25,9 +25,11 @@ type Story struct {
 	Group string `json:"group"`
 }
 
-// Record is one row of errors: every field of docs/record.md, as stored
-// (already redacted). Unknown numbers are null, as in `ingest decode`.
-type Record struct {
+// Row is one stored row of errors as a story shows it: every field of
+// docs/record.md, as stored (already redacted). Unknown numbers are null,
+// as in `ingest decode`. (parse.Record is the record the decoder makes;
+// a Row is what the store holds of it.)
+type Row struct {
 	EventID          string    `json:"event_id"`
 	ObservedAt       time.Time `json:"observed_at"` // millisecond precision, UTC
 	IngestedAt       time.Time `json:"ingested_at"`
@@ -231,12 +233,6 @@ func (e *AmbiguousError) Error() string {
 type BadIDError struct{ Reason string }
 
 func (e *BadIDError) Error() string { return "not a usable id: " + e.Reason }
-
-// UnavailableError: ClickHouse could not be asked. Err never quotes the id.
-type UnavailableError struct{ Err error }
-
-func (e *UnavailableError) Error() string { return "the error store is unavailable: " + e.Err.Error() }
-func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // FindOptions narrows a lookup.
 type FindOptions struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 
+	"github.com/errtrail/errtrail/alerter"
 	"github.com/errtrail/errtrail/redact"
 )
 
@@ -362,12 +363,21 @@ func TestContextVerdicts(t *testing.T) {
 	}
 	// The story still holds when the verdicts cannot be computed.
 	bad := newFinder(conn, opts)
-	cfg := *f.alerterConfig()
+	cfg := alerter.DefaultConfig()
 	cfg.Runaway.MinPerMin = 0 // every caller needs its baseline: a restricted Gather refuses it
-	bad.Alerter = &cfg
+	bad.Recompute = &alerter.Recomputer{Conn: conn, Database: opts.Database, Config: &cfg}
 	st, err := bad.Story(ctx, "ev-qt-0", FindOptions{})
 	if err != nil || st.Context.VerdictError == "" || !strings.Contains(st.Meaning.Text, "is unknown") {
 		t.Errorf("story without verdicts: %v, verdict error %q, meaning %q", err, st.Context.VerdictError, st.Meaning.Text)
+	}
+	// Without a Recompute a moment no alerter recorded has no verdicts,
+	// and the story says so instead of calling the agent healthy.
+	blind := newFinder(conn, opts)
+	blind.Recompute = nil
+	st, err = blind.Story(ctx, "ev-qt-0", FindOptions{})
+	if err != nil || !strings.Contains(st.Context.VerdictError, "does not compute verdicts afresh") ||
+		st.Context.AgentOverloaded || st.Context.LimitTooLow || !strings.Contains(st.Meaning.Text, "is unknown") {
+		t.Errorf("story without a Recompute: %v, verdict error %q, meaning %q", err, st.Context.VerdictError, st.Meaning.Text)
 	}
 	// Past the verdict budget the story is answered without them: the rest
 	// is whole, the verdicts false and said not computed in time.

@@ -17,8 +17,8 @@ const secretMessage = "Bearer Kq3vZ8pLw2xR7mNb4TyU for dana@customer.example: SE
 
 func ptr[T any](v T) *T { return &v }
 
-func testRecord(kind, protocol string) Record {
-	return Record{Kind: kind, Protocol: protocol, Agent: "research-agent", Caller: "orchestrator-7", Method: "SendMessage",
+func testRecord(kind, protocol string) Row {
+	return Row{Kind: kind, Protocol: protocol, Agent: "research-agent", Caller: "orchestrator-7", Method: "SendMessage",
 		Code: "SOME_CODE", Limit: "per-caller", Scope: "caller", HTTPStatus: ptr(429), RetryAfterMS: ptr[int64](12000),
 		Retryable: ptr(true), Message: secretMessage,
 		FieldViolations: []Field{{Field: "message.messageId", Description: secretMessage}}}
@@ -172,7 +172,6 @@ func TestCheckID(t *testing.T) {
 
 // TestChainRules: the retry rules on constructed chains.
 func TestChainRules(t *testing.T) {
-	cfg := alerter.DefaultConfig()
 	base := int64(1_764_489_600_000)
 	readFrom := base - time.Hour.Milliseconds()
 	row := func(id string, atMS int64, attempt uint16, retryable int8, delay int64) attemptRow {
@@ -212,7 +211,7 @@ func TestChainRules(t *testing.T) {
 			readFrom, "[] [retried_too_soon retried_non_retryable]", "[retried_too_soon retried_non_retryable]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := chain(Attempts{Key: tc.key, Violations: []string{}}, tc.rows, "a", tc.from, &cfg)
+			out := chain(Attempts{Key: tc.key, Violations: []string{}}, tc.rows, "a", tc.from, alerterRetry)
 			var per []string
 			for i, a := range out.Attempts {
 				per = append(per, fmt.Sprint(a.Violations))
@@ -278,5 +277,17 @@ func TestContextWindow(t *testing.T) {
 		if own := rec.Truncate(time.Minute); own.After(last) {
 			t.Errorf("%s: the record's minute %v is not listed (last %v)", c.name, own, last)
 		}
+	}
+}
+
+// TestUnitRetryWindowsAreTheAlerters: the retry windows the attempts
+// follow are the alerter's defaults, so a chain calls an id rotated exactly
+// when the alerter's retry-storm verdict would (lookup keeps its own copy
+// so as not to import the alerter).
+func TestUnitRetryWindowsAreTheAlerters(t *testing.T) {
+	r := alerter.DefaultConfig().Retry
+	want := retryWindows{Window: r.Window, MaxDelay: r.MaxDelay, RotationMargin: r.RotationMargin}
+	if alerterRetry != want || alerterRetry.Window == 0 {
+		t.Errorf("lookup's retry windows %+v; the alerter's %+v", alerterRetry, want)
 	}
 }

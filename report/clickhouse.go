@@ -12,7 +12,6 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/errtrail/errtrail/alerter"
 	"github.com/errtrail/errtrail/groups"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/schema"
@@ -21,7 +20,7 @@ import (
 // ClickHouse builds reports from errtrail's tables. It needs only read access.
 type ClickHouse struct {
 	Conn     driver.Conn
-	Database string // default "errtrail"
+	Database string // default schema.DefaultDatabase
 	// RollupSince is when findings_1h started to fill: whole hours from
 	// the first full hour after it are read from the rollup, everything
 	// else from errors. Zero (the default) asks schema_migrations when
@@ -45,8 +44,8 @@ const rollupMigration = 6
 // which errtrail holds no row at all is ErrUnknownAgent. The range is
 // [from, to) in whole seconds (observed_at is a DateTime): from is rounded
 // down and to up, and the Report carries the bounds it used. Errors:
-// *BadRangeError for a range it refuses, *lookup.ConfigError when the server
-// refuses the configuration (no such database, user, password), *lookup.UnavailableError when
+// *BadRangeError for a range it refuses, *schema.ConfigError when the server
+// refuses the configuration (no such database, user, password), *schema.UnavailableError when
 // ClickHouse fails, ctx.Err() when ctx ends first.
 //
 // The whole hours of the range come from the findings_1h rollup, the
@@ -63,7 +62,7 @@ func (c *ClickHouse) Report(ctx context.Context, agent string, from, to time.Tim
 	if db == "" {
 		db = schema.DefaultDatabase
 	}
-	if err := alerter.ValidDatabase(db); err != nil {
+	if err := schema.ValidDatabase(db); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	from = from.Truncate(time.Second).UTC()
@@ -138,7 +137,7 @@ func (c *ClickHouse) known(ctx context.Context, db, agent string, rollup bool) (
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
-		return false, &lookup.UnavailableError{Err: fmt.Errorf("report: %w", err)}
+		return false, &schema.UnavailableError{Err: fmt.Errorf("report: %w", err)}
 	}
 	return n > 0, nil
 }
@@ -276,7 +275,7 @@ func (c *ClickHouse) rollupSince(ctx context.Context, db string) (time.Time, err
 		if ctx.Err() != nil {
 			return time.Time{}, ctx.Err()
 		}
-		return time.Time{}, lookup.StoreError(fmt.Errorf("report: %w", err))
+		return time.Time{}, schema.StoreError(fmt.Errorf("report: %w", err))
 	}
 	if at > 0 {
 		c.since = time.Unix(int64(at), 0).UTC()
@@ -300,7 +299,7 @@ func (c *ClickHouse) query(ctx context.Context, q string, args []any, out *[]par
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return lookup.StoreError(fmt.Errorf("report: %w", err))
+		return schema.StoreError(fmt.Errorf("report: %w", err))
 	}
 	rows, err := c.Conn.Query(ctx, q, args...)
 	if err != nil {

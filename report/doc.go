@@ -28,7 +28,7 @@
 //
 // Errors. *BadRangeError for a range the report refuses (HTTP 400);
 // ErrUnknownAgent for an agent errtrail holds no row of (HTTP 404);
-// *lookup.UnavailableError when ClickHouse cannot answer (HTTP 503);
-// *lookup.ConfigError when it refuses the configuration (unknown database,
+// *schema.UnavailableError when ClickHouse cannot answer (HTTP 503);
+// *schema.ConfigError when it refuses the configuration (unknown database,
 // table or user, wrong password: not worth a retry).
 package report

@@ -12,10 +12,10 @@ import (
 // than MaxRange). It is the caller's
 // mistake; the HTTP layer answers 400 with Error() as the message.
 //
-// Failures of ClickHouse itself come back as *lookup.UnavailableError (503),
+// Failures of ClickHouse itself come back as *schema.UnavailableError (503),
 // the same type the support lookup uses, so one mapping serves both; an
 // answer of the server that the configuration is wrong (no such database
-// or table, unknown user, wrong password) as *lookup.ConfigError. Any
+// or table, unknown user, wrong password) as *schema.ConfigError. Any
 // other error (an invalid Database name) is a configuration mistake of the
 // server (500). A cancelled or expired ctx comes back as ctx.Err().
 type BadRangeError struct {

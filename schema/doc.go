@@ -1,6 +1,11 @@
 // Package schema owns errtrail's ClickHouse schema: versioned, idempotent
-// migrations rendered for the server they run on, and the few queries other
-// packages share (Lookup, Progress, Retain).
+// migrations rendered for the server they run on, the few queries other
+// packages share (Lookup, Progress, Retain), and what every reader of the
+// tables needs (readers.go): the table names (Table*, the only spelling of
+// them outside the DDL), ValidDatabase (the check before a database name
+// is formatted into SQL) and the sorting of the store's failures into
+// UnavailableError (retry later) and ConfigError (fix the settings),
+// StoreError.
 //
 // The ingester makes one insert per batch into landing (ENGINE = Null), with
 // the columns of LandingColumns in that order (LandingInsert). Materialized

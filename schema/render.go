@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -51,14 +50,12 @@ type Options struct {
 	RollupRetentionDays int
 }
 
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // Validate reports options that cannot be rendered safely. Names are
 // restricted to plain identifiers because they are spliced into DDL.
 func (o Options) Validate() error {
 	o = o.withDefaults()
-	if !identRE.MatchString(o.Database) {
-		return fmt.Errorf("schema: database name %q is not a plain identifier", o.Database)
+	if err := ValidDatabase(o.Database); err != nil {
+		return err
 	}
 	if o.Cluster != "" && !identRE.MatchString(o.Cluster) {
 		return fmt.Errorf("schema: cluster name %q is not a plain identifier", o.Cluster)

@@ -81,7 +81,7 @@ func sampleStory() *lookup.Story {
 	return &lookup.Story{
 		MatchedAs: "error_id",
 		Group:     "fedcba9876543210",
-		Record: lookup.Record{
+		Record: lookup.Row{
 			EventID: "run7:2s", ObservedAt: t0, IngestedAt: t0.Add(800 * time.Millisecond),
 			KafkaTopic: "errtrail.replies", KafkaPartition: 2, KafkaOffset: 81234,
 			SourceKind: "agent", Agent: "research-agent", Endpoint: "https://research.agents.example/a2a",

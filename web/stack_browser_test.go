@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/errtrail/errtrail/alerter"
 	"github.com/errtrail/errtrail/internal/stackload"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/report"
@@ -47,7 +48,8 @@ func TestBrowserStack(t *testing.T) {
 	}
 	t.Logf("looking up error_id %s (agent %s, attempt %d)", errorID, agent, attempt)
 
-	finder := &lookup.Finder{Conn: st.Conn, Database: st.Database, RetryStorms: true}
+	finder := &lookup.Finder{Conn: st.Conn, Database: st.Database, RetryStorms: true,
+		Recompute: &alerter.Recomputer{Conn: st.Conn, Database: st.Database}}
 	srv := httptest.NewServer(New(Config{Logger: stackload.Logger(t)}, finder, &report.ClickHouse{Conn: st.Conn, Database: st.Database}))
 	defer srv.Close()
 

@@ -85,7 +85,7 @@ func (h *handler) storyPage(s *lookup.Story) storyPage {
 
 // recordFields lists every field of the record; a test checks that none is
 // missing.
-func recordFields(r *lookup.Record) []field {
+func recordFields(r *lookup.Row) []field {
 	var fs []field
 	str := func(name, v string) {
 		fs = append(fs, field{Name: name, Value: v, Empty: v == ""})

@@ -216,19 +216,19 @@ func TestUnitStory(t *testing.T) {
 }
 
 // TestUnitStoryRecordHasEveryField: the definition list names every field
-// of lookup.Record by its JSON key, so a field added to the contract shows
+// of lookup.Row by its JSON key, so a field added to the contract shows
 // up here first.
 func TestUnitStoryRecordHasEveryField(t *testing.T) {
 	_, body := newRig(Config{}).get(t, storyPath(typedID))
-	rt := reflect.TypeFor[lookup.Record]()
+	rt := reflect.TypeFor[lookup.Row]()
 	for i := range rt.NumField() {
 		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
 		if !strings.Contains(body, "<dt>"+name+"</dt>") {
 			t.Errorf("the record lacks field %s", name)
 		}
 	}
-	if n := len(recordFields(&lookup.Record{})); n != rt.NumField() {
-		t.Errorf("recordFields lists %d fields; lookup.Record has %d", n, rt.NumField())
+	if n := len(recordFields(&lookup.Row{})); n != rt.NumField() {
+		t.Errorf("recordFields lists %d fields; lookup.Row has %d", n, rt.NumField())
 	}
 }
 

@@ -6,27 +6,26 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"time"
 
 	"github.com/errtrail/errtrail/alerter"
 	"github.com/errtrail/errtrail/internal/cliflags"
+	"github.com/errtrail/errtrail/internal/cmdkit"
 )
 
 // options are the alerter's settings once flags and environment are read
 // and checked.
 type options struct {
 	listen       string
+	ch           *cmdkit.ClickHouse // the connection (cmdkit.ClickHouse.Open); its password is never logged
 	chAddr       []string
 	chDB, chUser string
-	chPass       *string // never logged
 	chTLS        *tls.Config
 	interval     time.Duration
 	timeout      time.Duration
 	staleAfter   time.Duration
-	logLevel     slog.Level
-	logJSON      bool
+	log          *cmdkit.Log
 	cfg          alerter.Config
 	links        alerter.Links
 	incidents    bool     // record episodes in the incidents table
@@ -44,12 +43,6 @@ func envKeys(name string) []string {
 	return cliflags.EnvNames("ERRTRAIL_ALERTER_", name, "clickhouse.", "log.")
 }
 
-// shownError is an error the flag package has already printed, with the
-// usage.
-type shownError struct{ error }
-
-func (e shownError) Unwrap() error { return e.error }
-
 // parseFlags reads the command line, then the environment, and checks the
 // result. --help prints the usage to stderr and returns flag.ErrHelp. No
 // output and no error contains the ClickHouse password.
@@ -60,16 +53,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{cfg: alerter.DefaultConfig()}
 
 	listen := fs.String("http.listen-address", "127.0.0.1:19101", "address of /metrics, /healthz and /readyz")
-	chAddr := fs.String("clickhouse.addr", "127.0.0.1:19000", "ClickHouse native-protocol addresses host:port, comma-separated")
-	chDB := fs.String("clickhouse.database", "errtrail", "database holding errtrail's tables")
-	chUser := fs.String("clickhouse.user", "default", "ClickHouse user: SELECT on errtrail's tables, INSERT on incidents (docs/operations.md)")
-	o.chPass = f.Secret("clickhouse.password", "", "ClickHouse password (never logged; prefer the environment)")
-	chTLS := f.TLS("clickhouse", "", "ClickHouse")
+	o.ch = cmdkit.AddClickHouse(f, "", cmdkit.ClickHouseHelp{
+		User: "ClickHouse user: SELECT on errtrail's tables, INSERT on incidents (docs/operations.md)"})
 	fs.DurationVar(&o.interval, "evaluation.interval", 10*time.Second, "time between evaluations (the overload all-clear takes --overload.clear-after plus up to this, plus Prometheus's scrape and rule intervals)")
 	fs.DurationVar(&o.timeout, "evaluation.timeout", 10*time.Second, "deadline of one evaluation's queries")
 	fs.DurationVar(&o.staleAfter, "evaluation.stale-after", 60*time.Second, "withhold verdict series when the latest successful evaluation is older than this")
-	logLevel := fs.String("log.level", "info", "debug, info, warn or error")
-	logFormat := fs.String("log.format", "text", "text or json")
+	o.log = cmdkit.AddLog(f, "")
 	grafanaURL := fs.String("links.grafana-url", "http://localhost:3000", "base URL of the Grafana with errtrail's dashboards, for the alerts' dashboard links (exported in errtrail_alerter_links_info)")
 	lookupURL := fs.String("links.lookup-url", "", "base URL of errtrail's support lookup page, for links to one error_id (exported in errtrail_alerter_links_info)")
 	incidents := fs.Bool("incidents.enabled", true, "record each verdict's episodes in the incidents table (needs INSERT on it, docs/operations.md); false keeps the alerter read-only")
@@ -91,7 +80,7 @@ ingest's ERRTRAIL_<FLAG>. See docs/alerting.md.
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return nil, shownError{err}
+		return nil, cmdkit.Shown{Err: err}
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (the alerter takes flags only)", fs.Arg(0))
@@ -101,35 +90,24 @@ ingest's ERRTRAIL_<FLAG>. See docs/alerting.md.
 	}
 	o.deprecations = f.Deprecations()
 
-	o.listen, o.chDB, o.chUser = *listen, *chDB, *chUser
+	o.listen = *listen
 	o.incidents, o.writer = *incidents, *writer
-	o.chAddr = cliflags.SplitList(*chAddr)
-	if len(o.chAddr) == 0 {
-		return nil, errors.New("--clickhouse.addr names no address")
+	// A database name that can never work stops here, not in every
+	// evaluation.
+	if err := o.ch.Check(); err != nil {
+		return nil, err
 	}
-	if err := alerter.ValidDatabase(o.chDB); err != nil {
-		return nil, err // a name that can never work stops here, not in every evaluation
-	}
-	var err error
-	if o.chTLS, err = chTLS.Config(); err != nil {
-		return nil, fmt.Errorf("clickhouse TLS: %w", err)
-	}
+	o.chAddr, o.chDB, o.chUser, o.chTLS = o.ch.Addrs, *o.ch.Database, *o.ch.User, o.ch.TLSConfig
 	if o.interval <= 0 || o.timeout <= 0 || o.staleAfter <= 0 {
 		return nil, errors.New("--evaluation.interval, --evaluation.timeout and --evaluation.stale-after must be positive")
 	}
-	if err := o.logLevel.UnmarshalText([]byte(*logLevel)); err != nil {
-		return nil, fmt.Errorf("--log.level %q: want debug, info, warn or error", *logLevel)
-	}
-	switch *logFormat {
-	case "text":
-	case "json":
-		o.logJSON = true
-	default:
-		return nil, fmt.Errorf("--log.format %q: want text or json", *logFormat)
+	if err := o.log.Check(); err != nil {
+		return nil, err
 	}
 	if err := o.cfg.Validate(); err != nil {
 		return nil, err
 	}
+	var err error
 	if o.links.GrafanaURL, err = cliflags.BaseURL("links.grafana-url", *grafanaURL); err != nil {
 		return nil, err
 	}
@@ -145,13 +123,4 @@ func defaultWriter() string {
 		return h
 	}
 	return "alerter"
-}
-
-// newLogger returns the logger --log.level and --log.format ask for.
-func newLogger(o *options, w io.Writer) *slog.Logger {
-	ho := &slog.HandlerOptions{Level: o.logLevel}
-	if o.logJSON {
-		return slog.New(slog.NewJSONHandler(w, ho))
-	}
-	return slog.New(slog.NewTextHandler(w, ho))
 }

@@ -46,15 +46,15 @@ func TestEnvScheme(t *testing.T) {
 		t.Fatal(err)
 	}
 	if strings.Join(o.chAddr, " ") != "ch1:9000 ch2:9000" || o.chDB != "flag_db" || o.chUser != "alerter_reader" ||
-		*o.chPass != "shared-pw" || !o.logJSON || o.logLevel.String() != "DEBUG" || o.interval != 5*time.Second ||
+		*o.ch.Password() != "shared-pw" || !o.log.JSON || o.log.Level.String() != "DEBUG" || o.interval != 5*time.Second ||
 		o.timeout != 10*time.Second || o.cfg.Baseline != 2*time.Hour {
 		t.Errorf("got addr=%q db=%q user=%q password-set=%v json=%v level=%v interval=%v timeout=%v baseline=%v",
-			o.chAddr, o.chDB, o.chUser, *o.chPass != "", o.logJSON, o.logLevel, o.interval, o.timeout, o.cfg.Baseline)
+			o.chAddr, o.chDB, o.chUser, *o.ch.Password() != "", o.log.JSON, o.log.Level, o.interval, o.timeout, o.cfg.Baseline)
 	}
 
 	// The alerter's old password variable still works, and wins.
 	t.Setenv("ERRTRAIL_ALERTER_CLICKHOUSE_PASSWORD", "alerter-pw")
-	if o, err = parseFlags(nil, io.Discard); err != nil || *o.chPass != "alerter-pw" {
+	if o, err = parseFlags(nil, io.Discard); err != nil || *o.ch.Password() != "alerter-pw" {
 		t.Errorf("ERRTRAIL_ALERTER_CLICKHOUSE_PASSWORD not used (err %v)", err)
 	}
 

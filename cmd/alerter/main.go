@@ -12,20 +12,13 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/errtrail/errtrail/internal/cmdkit"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stderr)
-	stop()
-	os.Exit(code)
+	cmdkit.Main(func(ctx context.Context, args []string, _, stderr io.Writer) int { return run(ctx, args, stderr) })
 }
 
 // run reads the settings and serves until ctx ends. It returns the exit
@@ -33,17 +26,10 @@ func main() {
 // flags or settings.
 func run(ctx context.Context, args []string, stderr io.Writer) int {
 	o, err := parseFlags(args, stderr)
-	var shown shownError
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, &shown):
-		return 2
-	case err != nil:
-		fmt.Fprintln(stderr, "alerter:", err)
-		return 2
+	if code, ok := cmdkit.ExitCode("alerter", err, stderr); !ok {
+		return code
 	}
-	log := newLogger(o, stderr)
+	log := o.log.Logger(stderr)
 	for _, d := range o.deprecations {
 		log.Warn(d)
 	}

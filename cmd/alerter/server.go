@@ -9,51 +9,34 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/errtrail/errtrail/alerter"
-	"github.com/errtrail/errtrail/internal/chdial"
+	"github.com/errtrail/errtrail/internal/cmdkit"
 )
 
 // connectClickHouse opens the pool the evaluations query. Opening does not
 // dial: the alerter serves, and reports its data stale, while ClickHouse is
-// unreachable. chdial does TLS and bounds every write by the evaluation
-// timeout, as for ingest.
+// unreachable. Each answer and each write is bounded by the evaluation
+// timeout (cmdkit.ClickHouse.Open).
 func connectClickHouse(o *options) (driver.Conn, error) {
-	return clickhouse.Open(&clickhouse.Options{
-		Addr:     o.chAddr,
-		Protocol: clickhouse.Native,
-		// Log in to errtrail's own database: a user allowed that database
-		// only (users.xml allow_databases on 18.16, GRANTs on errtrail.*
-		// today) is refused a session in "default". Every query names its
-		// database anyway.
-		Auth:        clickhouse.Auth{Database: o.chDB, Username: o.chUser, Password: *o.chPass},
-		DialContext: (&chdial.Dialer{Timeout: 5 * time.Second, WriteTimeout: o.timeout, TLS: o.chTLS}).DialContext,
-		DialTimeout: 5 * time.Second,
-		ReadTimeout: o.timeout,
-	})
+	// Log in to errtrail's own database (a user allowed that database only
+	// is refused a session in "default"); every query names it anyway.
+	return o.ch.Open(cmdkit.Pool{Timeout: o.timeout, OwnDatabase: true})
 }
 
 // newHandler serves /metrics from reg, /healthz (200 while the process
 // runs) and /readyz (200 only while m's verdicts are fresh).
 func newHandler(reg *prometheus.Registry, m *alerter.Metrics) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+	return cmdkit.Ops(reg, func() (string, error) {
 		fresh, last := m.Fresh()
 		if !fresh {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, "stale: last successful evaluation %v\n", last.Format(time.RFC3339))
-			return
+			return "", fmt.Errorf("stale: last successful evaluation %v", last.Format(time.RFC3339))
 		}
-		fmt.Fprintf(w, "ready: last successful evaluation %v\n", last.Format(time.RFC3339))
+		return "last successful evaluation " + last.Format(time.RFC3339), nil
 	})
-	return mux
 }
 
 // serve evaluates on o.interval and serves HTTP until ctx ends (nil) or
@@ -72,7 +55,7 @@ func serve(ctx context.Context, o *options, log *slog.Logger) error {
 	m.SetLinks(o.links)
 	runner := &alerter.Runner{
 		Config:   &o.cfg,
-		Source:   &alerter.Source{Conn: conn, Database: o.chDB, Observe: m.QueryDone},
+		Reader:   &alerter.Reader{Conn: conn, Database: o.chDB, Observe: m.QueryDone},
 		Metrics:  m,
 		Interval: o.interval,
 		Timeout:  o.timeout,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,12 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/errtrail/errtrail/alerter"
-	"github.com/errtrail/errtrail/internal/chdial"
 	"github.com/errtrail/errtrail/internal/cliflags"
+	"github.com/errtrail/errtrail/internal/cmdkit"
 	"github.com/errtrail/errtrail/internal/redactkey"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/redact"
@@ -27,19 +25,17 @@ import (
 // with which (read-only) user, the deployment's redaction key (to hash an id
 // the way ingest stored it), the query deadline and the logs.
 type common struct {
-	fs       *flag.FlagSet
-	f        *cliflags.Flags
-	chAddr   *string
-	chDB     *string
-	chUser   *string
-	chPass   *string // never logged
-	chTLS    cliflags.TLS
-	keyFile  *string
-	timeout  *time.Duration
-	logLevel *string
-	logFmt   *string
-	storms   *bool
-	budget   *time.Duration
+	fs      *flag.FlagSet
+	f       *cliflags.Flags
+	ch      *cmdkit.ClickHouse // its password is never logged
+	chAddr  *string            // ch's flags
+	chDB    *string
+	chUser  *string
+	keyFile *string
+	timeout *time.Duration
+	log     *cmdkit.Log
+	storms  *bool
+	budget  *time.Duration
 }
 
 // envKeys: ERRTRAIL_LOOKUP_<FLAG>, then ingest's variable for the flags
@@ -52,20 +48,19 @@ func newCommon(name string, stderr io.Writer) *common {
 	fs := flag.NewFlagSet("errtrail "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f := cliflags.New(fs)
+	ch := cmdkit.AddClickHouse(f, "", cmdkit.ClickHouseHelp{User: "ClickHouse user: a read-only one suffices (docs/operations.md)"})
 	return &common{
-		fs:       fs,
-		f:        f,
-		chAddr:   fs.String("clickhouse.addr", "127.0.0.1:19000", "ClickHouse native-protocol addresses host:port, comma-separated"),
-		chDB:     fs.String("clickhouse.database", "errtrail", "database holding errtrail's tables"),
-		chUser:   fs.String("clickhouse.user", "default", "ClickHouse user: a read-only one suffices (docs/operations.md)"),
-		chPass:   f.Secret("clickhouse.password", "", "ClickHouse password (never logged; prefer the environment)"),
-		chTLS:    f.TLS("clickhouse", "", "ClickHouse"),
-		keyFile:  fs.String("redact.key-file", "", "the deployment's redaction key, to find ids stored as their keyed hash (default: "+redactkey.DefaultPath()+"; without it ids are looked up as given only)"),
-		timeout:  fs.Duration("query.timeout", 10*time.Second, "deadline of one answer's queries"),
-		logLevel: fs.String("log.level", "info", "debug, info, warn or error"),
-		logFmt:   fs.String("log.format", "text", "text or json"),
-		storms:   fs.Bool("context.retry-storms", false, "add the alerter's retry-storm verdict to a story's context (one more read of the hour's retries; the attempts show the request's own retries either way)"),
-		budget:   fs.Duration("context.verdict-budget", 0, "answer a story without the verdicts when they take longer than this (0: wait for them, up to the query timeout)"),
+		fs:      fs,
+		f:       f,
+		ch:      ch,
+		chAddr:  ch.Addr,
+		chDB:    ch.Database,
+		chUser:  ch.User,
+		keyFile: fs.String("redact.key-file", "", "the deployment's redaction key, to find ids stored as their keyed hash (default: "+redactkey.DefaultPath()+"; without it ids are looked up as given only)"),
+		timeout: fs.Duration("query.timeout", 10*time.Second, "deadline of one answer's queries"),
+		log:     cmdkit.AddLog(f, ""),
+		storms:  fs.Bool("context.retry-storms", false, "add the alerter's retry-storm verdict to a story's context (one more read of the hour's retries; the attempts show the request's own retries either way)"),
+		budget:  fs.Duration("context.verdict-budget", 0, "answer a story without the verdicts when they take longer than this (0: wait for them, up to the query timeout)"),
 	}
 }
 
@@ -88,11 +83,8 @@ func (c *common) parse(args []string) error {
 	if err := c.f.Resolve(); err != nil {
 		return err
 	}
-	if err := alerter.ValidDatabase(*c.chDB); err != nil {
+	if err := c.ch.Check(); err != nil {
 		return err
-	}
-	if len(cliflags.SplitList(*c.chAddr)) == 0 {
-		return errors.New("--clickhouse.addr names no address")
 	}
 	if *c.timeout <= 0 {
 		return errors.New("--query.timeout must be positive")
@@ -101,7 +93,10 @@ func (c *common) parse(args []string) error {
 }
 
 func (c *common) logger(w io.Writer) (*slog.Logger, error) {
-	return cliflags.Logger(w, *c.logLevel, *c.logFmt)
+	if err := c.log.Check(); err != nil {
+		return nil, err
+	}
+	return c.log.Logger(w), nil
 }
 
 // connect opens the ClickHouse pool. Opening does not dial: an unreachable
@@ -111,23 +106,10 @@ func (c *common) connect() (driver.Conn, error) {
 }
 
 // connectPool opens a pool of at most maxOpen connections (0: the
-// driver's default, 10) to addrs (comma-separated).
+// driver's default, 10) to addrs (comma-separated), each answer and write
+// bounded by --query.timeout (cmdkit.ClickHouse.Open).
 func (c *common) connectPool(addrs string, maxOpen int) (driver.Conn, error) {
-	var tc *tls.Config
-	tc, err := c.chTLS.Config()
-	if err != nil {
-		return nil, fmt.Errorf("clickhouse TLS: %w", err)
-	}
-	return clickhouse.Open(&clickhouse.Options{
-		Addr:         cliflags.SplitList(addrs),
-		MaxOpenConns: maxOpen,
-		MaxIdleConns: maxOpen,
-		Protocol:     clickhouse.Native,
-		Auth:         clickhouse.Auth{Database: "default", Username: *c.chUser, Password: *c.chPass},
-		DialContext:  (&chdial.Dialer{Timeout: 5 * time.Second, WriteTimeout: *c.timeout, TLS: tc}).DialContext,
-		DialTimeout:  5 * time.Second,
-		ReadTimeout:  *c.timeout,
-	})
+	return c.ch.Open(cmdkit.Pool{Addrs: cliflags.SplitList(addrs), MaxOpen: maxOpen, Timeout: *c.timeout})
 }
 
 // redactor returns the deployment's redactor, or nil when no key can be
@@ -143,9 +125,12 @@ func (c *common) redactor(log func(string)) *redact.Redactor {
 	return redact.New(key)
 }
 
-// services returns the lookup and report services on conn.
+// services returns the lookup and report services on conn. The story of
+// a moment no alerter recorded computes the verdicts afresh with the
+// alerter's code (alerter.Recomputer), at the alerter's defaults.
 func (c *common) services(conn driver.Conn, red *redact.Redactor) (*lookup.Finder, *report.ClickHouse) {
-	return &lookup.Finder{Conn: conn, Database: *c.chDB, Redactor: red, RetryStorms: *c.storms, VerdictBudget: *c.budget},
+	return &lookup.Finder{Conn: conn, Database: *c.chDB, Redactor: red, RetryStorms: *c.storms, VerdictBudget: *c.budget,
+			Recompute: &alerter.Recomputer{Conn: conn, Database: *c.chDB}},
 		&report.ClickHouse{Conn: conn, Database: *c.chDB}
 }
 

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -18,7 +19,6 @@ import (
 
 	"github.com/errtrail/errtrail/api"
 	"github.com/errtrail/errtrail/incidents"
-	"github.com/errtrail/errtrail/internal/cliflags"
 	"github.com/errtrail/errtrail/mcpserve"
 )
 
@@ -110,15 +110,15 @@ caller did not send.
 	svc, gatedRep := guard.Services()
 	// The SDK logs every session at INFO (on Streamable HTTP, stateless,
 	// every request is one): it gets warnings and errors only.
-	sdkLevel := *c.logLevel
-	if sdkLevel == "debug" || sdkLevel == "info" {
-		sdkLevel = "warn"
-	}
-	sdkLog, err := cliflags.Logger(stderr, sdkLevel, *c.logFmt)
-	if err != nil {
+	if err := c.log.Check(); err != nil {
 		fmt.Fprintln(stderr, "errtrail mcp:", err)
 		return exitUsage
 	}
+	sdk := *c.log
+	if sdk.Level < slog.LevelWarn {
+		sdk.Level = slog.LevelWarn
+	}
+	sdkLog := sdk.Logger(stderr)
 	srv, err := mcpserve.New(mcpserve.Config{Lookup: svc, Reports: gatedRep, Incidents: cfg.Incidents,
 		Timeout: cfg.RequestTimeout, MaxReplyBytes: *maxReply, Logger: sdkLog})
 	if err != nil {

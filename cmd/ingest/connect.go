@@ -7,11 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/errtrail/errtrail/ingest"
-	"github.com/errtrail/errtrail/internal/chdial"
 	"github.com/errtrail/errtrail/internal/cliflags"
+	"github.com/errtrail/errtrail/internal/cmdkit"
 	"github.com/errtrail/errtrail/schema"
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/sasl"
@@ -33,7 +32,7 @@ func openClickHouse(ctx context.Context, o *options, log *slog.Logger) (driver.C
 // connectClickHouse opens a native-protocol pool with LZ4 compression (the
 // only combination that works with every supported server, 18.16 included).
 func connectClickHouse(ctx context.Context, o *options) (driver.Conn, error) {
-	return connectClickHouseTo(ctx, o, cliflags.SplitList(*o.chAddr))
+	return connectClickHouseTo(ctx, o, o.ch.Addrs)
 }
 
 // connectShards opens one connection per shard of --clickhouse.cluster, to
@@ -71,28 +70,11 @@ func connectShards(ctx context.Context, o *options, conn driver.Conn, log *slog.
 	return sh, closeAll, true
 }
 
-// connectClickHouseTo is connectClickHouse to the given addresses.
-func connectClickHouseTo(ctx context.Context, o *options, addrs []string) (driver.Conn, error) {
-	tc, err := o.chTLS.Config()
-	if err != nil {
-		return nil, fmt.Errorf("clickhouse TLS: %w", err)
-	}
-	conn, err := clickhouse.Open(&clickhouse.Options{
-		Addr:     addrs,
-		Protocol: clickhouse.Native,
-		Auth:     clickhouse.Auth{Database: "default", Username: *o.chUser, Password: *o.chPass},
-		// chdial does TLS and bounds every write: the driver sends the
-		// blocks of an INSERT with no deadline of its own.
-		DialContext:  (&chdial.Dialer{Timeout: 10 * time.Second, WriteTimeout: *o.insertTimeout, TLS: tc}).DialContext,
-		Compression:  &clickhouse.Compression{Method: clickhouse.CompressionLZ4},
-		DialTimeout:  10 * time.Second,
-		ReadTimeout:  *o.insertTimeout,
-		MaxOpenConns: 4,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return conn, nil
+// connectClickHouseTo is connectClickHouse to the given addresses: each
+// write and answer bounded by --insert.timeout (cmdkit.ClickHouse.Open),
+// blocks LZ4-compressed, at most 4 connections.
+func connectClickHouseTo(_ context.Context, o *options, addrs []string) (driver.Conn, error) {
+	return o.ch.Open(cmdkit.Pool{Addrs: addrs, Timeout: *o.insertTimeout, MaxOpen: 4, Compress: true})
 }
 
 // defaultSessionTimeout is the smallest session timeout brokers accept by

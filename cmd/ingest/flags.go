@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/errtrail/errtrail/internal/cliflags"
+	"github.com/errtrail/errtrail/internal/cmdkit"
 	"github.com/errtrail/errtrail/internal/redactkey"
 	"github.com/errtrail/errtrail/schema"
 )
@@ -22,10 +23,10 @@ type options struct {
 	kafkaTLS                     cliflags.TLS
 	saslMech, saslUser, saslPass *string
 	sessionTimeout               *time.Duration
-	chAddr, chDB, chUser, chPass *string
+	ch                           *cmdkit.ClickHouse // its password is never logged
+	chAddr, chDB, chUser         *string            // ch's flags
 	chCluster                    *string
 	chShardWrites                *bool
-	chTLS                        cliflags.TLS
 	rows, bytes                  *int
 	wait                         *time.Duration
 	insertTimeout, backoffMax    *time.Duration
@@ -36,7 +37,7 @@ type options struct {
 	retentionEvery               *time.Duration
 	listen                       *string
 	shutdown                     *time.Duration
-	logLevel, logFormat          *string
+	log                          *cmdkit.Log
 	pprof                        *bool
 	print                        *bool
 	redactKey                    *string
@@ -58,23 +59,19 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 	run := name == "run"
 
 	// Both: where the schema lives and how to reach it, and the log.
-	o.chAddr = e.String("clickhouse.addr", "ERRTRAIL_CLICKHOUSE_ADDR", "127.0.0.1:19000", "ClickHouse native-protocol addresses host:port, comma-separated")
-	o.chDB = e.String("clickhouse.database", "ERRTRAIL_CLICKHOUSE_DATABASE", schema.DefaultDatabase, "database holding errtrail's tables (created by migrate)")
-	o.chUser = e.String("clickhouse.user", "ERRTRAIL_CLICKHOUSE_USER", "default", "ClickHouse user")
-	o.chPass = e.Secret("clickhouse.password", "ERRTRAIL_CLICKHOUSE_PASSWORD", "ClickHouse password (never logged; prefer the env variable)")
+	o.ch = cmdkit.AddClickHouse(e, "ERRTRAIL_", cmdkit.ClickHouseHelp{Database: "database holding errtrail's tables (created by migrate)"})
+	o.chAddr, o.chDB, o.chUser = o.ch.Addr, o.ch.Database, o.ch.User
 	o.chCluster = e.String("clickhouse.cluster", "ERRTRAIL_CLICKHOUSE_CLUSTER", "", "render ON CLUSTER / Replicated* DDL for this cluster (docs/schema.md)")
-	o.chTLS = e.TLS("clickhouse", "ERRTRAIL_CLICKHOUSE", "ClickHouse")
 	o.insertTimeout = e.Duration("insert.timeout", "ERRTRAIL_INSERT_TIMEOUT", time.Minute, "time allowed for one insert attempt, and for each write to ClickHouse (migrate: each DDL statement)")
 	o.retentionDays = e.Int("retention.days", "ERRTRAIL_RETENTION_DAYS", schema.DefaultRetentionDays, "days of errors and dead letters kept (TTL, or dropped partitions on servers without TTL)")
-	o.logLevel = e.String("log.level", "ERRTRAIL_LOG_LEVEL", "info", "debug, info, warn or error")
-	o.logFormat = e.String("log.format", "ERRTRAIL_LOG_FORMAT", "text", "text or json")
+	o.log = cmdkit.AddLog(e, "ERRTRAIL_")
 	if !run {
 		o.print = fs.Bool("print", false, "print the DDL for the connected server instead of applying it")
 		o.resolve = e.Resolve
 		return fs, o
 	}
 
-	o.brokers = e.String("kafka.brokers", "ERRTRAIL_KAFKA_BROKERS", "127.0.0.1:19092", "Kafka bootstrap brokers, comma-separated")
+	o.brokers = cmdkit.AddKafka(e, "ERRTRAIL_").Brokers
 	o.topic = e.String("kafka.topic", "ERRTRAIL_KAFKA_TOPIC", "errtrail.replies", "topic to consume; a comma-separated list consumes several in one group")
 	o.group = e.String("kafka.group", "ERRTRAIL_KAFKA_GROUP", "errtrail-ingest", "consumer group id")
 	o.kafkaTLS = e.TLS("kafka", "ERRTRAIL_KAFKA", "Kafka")
@@ -123,29 +120,25 @@ func parseFlags(name string, args []string, stderr io.Writer) (*options, *slog.L
 		fmt.Fprintln(stderr, err)
 		return nil, nil, 2
 	}
-	log := newLogger(o, stderr)
+	if err := o.log.Check(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return nil, nil, 2
+	}
+	log := o.log.Logger(stderr)
 	if !validSettings(o, log) {
 		return nil, nil, 2
 	}
 	return o, log, proceed
 }
 
-func newLogger(o *options, w io.Writer) *slog.Logger {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*o.logLevel)); err != nil {
-		lvl = slog.LevelInfo
-	}
-	ho := &slog.HandlerOptions{Level: lvl}
-	if *o.logFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, ho))
-	}
-	return slog.New(slog.NewTextHandler(w, ho))
-}
-
 // validSettings reports settings that can never work (a database name
 // that is not a plain identifier, a retention under a day), so that they
 // stop start-up instead of the retry loop that waits for a server.
 func validSettings(o *options, log *slog.Logger) bool {
+	if err := o.ch.Check(); err != nil {
+		log.Error("invalid settings", "err", err)
+		return false
+	}
 	if err := o.schemaOptions().Validate(); err != nil {
 		log.Error("invalid settings", "err", err)
 		return false

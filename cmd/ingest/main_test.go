@@ -19,14 +19,14 @@ func TestFlagsEnvFallbackAndSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.resolve()
-	if *o.brokers != "k1:9092,k2:9092" || *o.wait != 250*time.Millisecond || *o.rows != 7 || *o.chPass != "hunter2" {
-		t.Errorf("got brokers=%q wait=%v rows=%d password set=%v", *o.brokers, *o.wait, *o.rows, *o.chPass != "")
+	if *o.brokers != "k1:9092,k2:9092" || *o.wait != 250*time.Millisecond || *o.rows != 7 || *o.ch.Password() != "hunter2" {
+		t.Errorf("got brokers=%q wait=%v rows=%d password set=%v", *o.brokers, *o.wait, *o.rows, *o.ch.Password() != "")
 	}
 	// A flag wins over the environment.
 	fs, o = newFlags("run", &stderr)
 	fs.Parse([]string{"--clickhouse.password", "flag"})
 	o.resolve()
-	if *o.chPass != "flag" {
+	if *o.ch.Password() != "flag" {
 		t.Errorf("flag did not win over env")
 	}
 	// --help documents every flag with its variable and never prints a secret.
@@ -64,6 +64,22 @@ func TestInvalidDatabaseNameFailsFast(t *testing.T) {
 		}
 		if !strings.Contains(errb.String(), "not a plain identifier") {
 			t.Errorf("%s: log does not say why: %s", cmd, errb.String())
+		}
+	}
+}
+
+// TestBadLogSettingsFailFast: a --log.level or --log.format ingest does
+// not know ends the process at once (exit 2) with an error naming the
+// flag, as the other commands do; it was taken silently as info or text.
+// The address points nowhere, so going on would hang.
+func TestBadLogSettingsFailFast(t *testing.T) {
+	for _, bad := range [][]string{{"--log.level", "loud"}, {"--log.format", "xml"}} {
+		for _, cmd := range []string{"run", "migrate"} {
+			var out, errb bytes.Buffer
+			code := run(append([]string{cmd, "--clickhouse.addr", "127.0.0.1:1"}, bad...), nil, &out, &errb)
+			if code != 2 || !strings.Contains(errb.String(), bad[0]) {
+				t.Errorf("%s %v: exit %d, stderr %q; want 2 and the flag named", cmd, bad, code, errb.String())
+			}
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/errtrail/errtrail/ingest"
+	"github.com/errtrail/errtrail/internal/cmdkit"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -52,7 +53,7 @@ func serveHTTP(o *options, reg *prometheus.Registry, ready *readiness, log *slog
 		log.Error("listen", "address", *o.listen, "err", err)
 		return nil, false
 	}
-	handler := ingest.Handler(reg, ready.check)
+	handler := cmdkit.Ops(reg, func() (string, error) { return "", ready.check() })
 	if *o.pprof {
 		mux := http.NewServeMux()
 		mux.Handle("/", handler)

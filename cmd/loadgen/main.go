@@ -18,20 +18,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/errtrail/errtrail/internal/cliflags"
+	"github.com/errtrail/errtrail/internal/cmdkit"
 	"github.com/errtrail/errtrail/loadgen"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { cmdkit.Main(cli) }
 
 // cli runs a command and returns the exit status: 0 done (or help), 1
 // failed, 2 a bad command line.
@@ -125,8 +120,7 @@ func dropTopics(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("loadgen drop-topics", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = flagUsage(fs, "drop-topics")
-	brokers := fs.String("kafka.brokers", env("ERRTRAIL_KAFKA_BROKERS", loadgen.DefaultBrokers),
-		"Kafka bootstrap brokers, comma-separated (env ERRTRAIL_KAFKA_BROKERS)")
+	kafka := cmdkit.AddKafka(cliflags.New(fs), "ERRTRAIL_")
 	prefix := fs.String("prefix", "", "also delete every topic whose name starts with this")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -137,7 +131,10 @@ func dropTopics(ctx context.Context, args []string, stderr io.Writer) error {
 	if *prefix == "" && fs.NArg() == 0 {
 		return errors.New("drop-topics: name topics or give --prefix")
 	}
-	dropped, err := loadgen.DropTopics(ctx, strings.Split(*brokers, ","), *prefix, fs.Args())
+	if err := kafka.Check(); err != nil {
+		return err
+	}
+	dropped, err := loadgen.DropTopics(ctx, kafka.List, *prefix, fs.Args())
 	for _, t := range dropped {
 		fmt.Println("deleted", t)
 	}
@@ -154,8 +151,8 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	speed, maxEvents, history := new(float64), new(int64), new(time.Duration)
 	*speed = 1
 	events, scenario := new(int64), new(string)
-	brokers := fs.String("kafka.brokers", env("ERRTRAIL_KAFKA_BROKERS", loadgen.DefaultBrokers),
-		"Kafka bootstrap brokers, comma-separated (env ERRTRAIL_KAFKA_BROKERS)")
+	kafka := cmdkit.AddKafka(cliflags.New(fs), "ERRTRAIL_")
+	brokers := kafka.Brokers
 	topic := fs.String("kafka.topic", env("ERRTRAIL_KAFKA_TOPIC", loadgen.DefaultTopic), "topic to publish to (env ERRTRAIL_KAFKA_TOPIC)")
 	clock := fs.String("clock", "real", "observed_at: real (wall time at which the event is due; windows shrink by --speed) or scenario (start + scenario time; gaps keep scenario length)")
 	duration := fs.Duration("duration", 0, "stop after the scenario played this much real time (0: at its end; the history does not count)")
@@ -194,7 +191,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	}
 
 	cfg := loadgen.Config{
-		Brokers: strings.Split(*brokers, ","), Topic: *topic, Speed: *speed, Clock: *clock,
+		Brokers: cliflags.SplitList(*brokers), Topic: *topic, Speed: *speed, Clock: *clock,
 		MaxEvents: *maxEvents, Duration: *duration, History: *history, Scale: *scale, Progress: os.Stderr,
 		ProgressEvery: *every, Compression: !*noCompress, BatchSize: *batch, BodyForm: *bodyForm,
 		PadBytes: *pad,

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/errtrail/errtrail/internal/cmdkit"
 	"github.com/errtrail/errtrail/loadgen"
 )
 
@@ -151,5 +152,14 @@ func TestHelpListsCommandsAndOwnFlags(t *testing.T) {
 		if t.Failed() {
 			t.Fatalf("loadgen %v printed:\n%s", c.args, got)
 		}
+	}
+}
+
+// TestKafkaDefaultIsTheKits: the load tool's default brokers (its
+// library's loadgen.DefaultBrokers) are every command's default
+// --kafka.brokers, so the demo's load reaches the broker ingest reads.
+func TestKafkaDefaultIsTheKits(t *testing.T) {
+	if loadgen.DefaultBrokers != cmdkit.DefaultKafkaBrokers {
+		t.Errorf("loadgen.DefaultBrokers %q, cmdkit.DefaultKafkaBrokers %q", loadgen.DefaultBrokers, cmdkit.DefaultKafkaBrokers)
 	}
 }

@@ -5,13 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/url"
 	"time"
 
 	"github.com/errtrail/errtrail/emit"
 	"github.com/errtrail/errtrail/emit/kafkapub"
 	"github.com/errtrail/errtrail/internal/cliflags"
+	"github.com/errtrail/errtrail/internal/cmdkit"
 )
 
 // options are the tap's settings once flags and environment are read and
@@ -36,8 +36,7 @@ type options struct {
 	requestID       string
 	attempt         string
 	idempotency     string
-	logLevel        slog.Level
-	logJSON         bool
+	log             *cmdkit.Log
 }
 
 // envKeys returns the variables flag name reads, in order of precedence:
@@ -46,11 +45,6 @@ type options struct {
 func envKeys(name string) []string {
 	return cliflags.EnvNames("ERRTRAIL_TAP_", name, "kafka.", "log.")
 }
-
-// shownError is an error the flag package has already printed.
-type shownError struct{ error }
-
-func (e shownError) Unwrap() error { return e.error }
 
 // parseFlags reads the command line, then the environment, and checks the
 // result. --help prints the usage and returns flag.ErrHelp.
@@ -68,7 +62,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.headerTimeout, "http.read-header-timeout", 10*time.Second, "longest wait for a request's header block")
 	fs.DurationVar(&o.bodyReadTimeout, "http.body-read-timeout", 30*time.Second, "longest wait for the next bytes of a request body (gRPC streams excepted); a stalled body is answered 408 and not published")
 	fs.DurationVar(&o.idleTimeout, "http.idle-timeout", 2*time.Minute, "an idle keep-alive connection is closed after this")
-	brokers := fs.String("kafka.brokers", "127.0.0.1:19092", "Kafka bootstrap brokers, comma-separated")
+	kafka := cmdkit.AddKafka(f, "")
 	fs.StringVar(&o.topic, "kafka.topic", kafkapub.DefaultTopic, "topic the events are published to")
 	fs.StringVar(&o.agent, "agent", "", "name of the agent behind the tap (the events' agent)")
 	fs.StringVar(&o.source.ID, "source.id", "", "this tap's instance id (default: the host name)")
@@ -78,8 +72,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.requestID, "request-id.header", "X-Request-Id", "request header with the request id")
 	fs.StringVar(&o.attempt, "attempt.header", "X-Attempt", "request header with the attempt number")
 	fs.StringVar(&o.idempotency, "idempotency.header", "Idempotency-Key", "request header with the idempotency key")
-	logLevel := fs.String("log.level", "info", "debug, info, warn or error")
-	logFormat := fs.String("log.format", "text", "text or json")
+	o.log = cmdkit.AddLog(f, "")
 	fs.VisitAll(func(fl *flag.Flag) { f.Env(fl.Name, envKeys(fl.Name)...) })
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `usage: tap --upstream URL [flags]
@@ -92,7 +85,7 @@ not given on the command line reads ERRTRAIL_TAP_<FLAG> (upper case, '.' and
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return nil, shownError{err}
+		return nil, cmdkit.Shown{Err: err}
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (the tap takes flags only)", fs.Arg(0))
@@ -108,9 +101,10 @@ not given on the command line reads ERRTRAIL_TAP_<FLAG> (upper case, '.' and
 		return nil, fmt.Errorf("--upstream %q: want an http(s) base URL without query or fragment", *upstream)
 	}
 	o.upstream = u
-	if o.brokers = cliflags.SplitList(*brokers); len(o.brokers) == 0 {
-		return nil, errors.New("--kafka.brokers names no broker")
+	if err := kafka.Check(); err != nil {
+		return nil, err
 	}
+	o.brokers = kafka.List
 	if o.topic == "" {
 		return nil, errors.New("--kafka.topic is empty")
 	}
@@ -134,24 +128,8 @@ not given on the command line reads ERRTRAIL_TAP_<FLAG> (upper case, '.' and
 	default:
 		return nil, fmt.Errorf("--source.kind %q: want agent or gateway", o.source.Kind)
 	}
-	if err := o.logLevel.UnmarshalText([]byte(*logLevel)); err != nil {
-		return nil, fmt.Errorf("--log.level %q: want debug, info, warn or error", *logLevel)
-	}
-	switch *logFormat {
-	case "text":
-	case "json":
-		o.logJSON = true
-	default:
-		return nil, fmt.Errorf("--log.format %q: want text or json", *logFormat)
+	if err := o.log.Check(); err != nil {
+		return nil, err
 	}
 	return o, nil
-}
-
-// newLogger returns the logger --log.level and --log.format ask for.
-func newLogger(o *options, w io.Writer) *slog.Logger {
-	ho := &slog.HandlerOptions{Level: o.logLevel}
-	if o.logJSON {
-		return slog.New(slog.NewJSONHandler(w, ho))
-	}
-	return slog.New(slog.NewTextHandler(w, ho))
 }

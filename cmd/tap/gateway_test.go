@@ -368,7 +368,7 @@ func TestGatewayManglingOnTheStack(t *testing.T) {
 		time.Sleep(time.Until(lastEvent.Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
 		now = time.Now()
 	}
-	in, err := (&alerter.Source{Conn: st.Conn, Database: st.Database}).Gather(ctx, &cfg, now)
+	in, err := (&alerter.Reader{Conn: st.Conn, Database: st.Database}).Gather(ctx, &cfg, now)
 	if err != nil {
 		t.Fatal(err)
 	}

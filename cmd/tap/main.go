@@ -27,24 +27,18 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/errtrail/errtrail/emit"
 	"github.com/errtrail/errtrail/emit/kafkapub"
+	"github.com/errtrail/errtrail/internal/cmdkit"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stderr)
-	stop()
-	os.Exit(code)
+	cmdkit.Main(func(ctx context.Context, args []string, _, stderr io.Writer) int { return run(ctx, args, stderr) })
 }
 
 // run reads the settings and proxies until ctx ends. It returns the exit
@@ -52,17 +46,10 @@ func main() {
 // flags or settings (a --kafka.topic the brokers do not have included).
 func run(ctx context.Context, args []string, stderr io.Writer) int {
 	o, err := parseFlags(args, stderr)
-	var shown shownError
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, &shown):
-		return 2
-	case err != nil:
-		fmt.Fprintln(stderr, "tap:", err)
-		return 2
+	if code, ok := cmdkit.ExitCode("tap", err, stderr); !ok {
+		return code
 	}
-	log := newLogger(o, stderr)
+	log := o.log.Logger(stderr)
 	if err := checkTopic(ctx, o); err != nil {
 		fmt.Fprintln(stderr, "tap:", err)
 		return 2

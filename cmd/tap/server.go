@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -17,11 +16,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/errtrail/errtrail/emit"
 	"github.com/errtrail/errtrail/emit/emitprom"
 	"github.com/errtrail/errtrail/emit/kafkapub"
+	"github.com/errtrail/errtrail/internal/cmdkit"
 )
 
 // tapMetrics are the tap's own counters; labels are fixed values.
@@ -374,18 +373,12 @@ func sortedHeaders(hs []emit.Header) []emit.Header {
 // newAdmin serves /metrics from reg, /healthz (200 while the process runs)
 // and /readyz (200 while the proxy is serving).
 func newAdmin(reg *prometheus.Registry, ready *atomic.Bool) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+	return cmdkit.Ops(reg, func() (string, error) {
 		if !ready.Load() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintln(w, "not serving")
-			return
+			return "", errors.New("not serving")
 		}
-		fmt.Fprintln(w, "ready")
+		return "", nil
 	})
-	return mux
 }
 
 // serve proxies and serves the admin endpoints until ctx ends (nil) or a

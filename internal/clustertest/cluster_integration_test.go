@@ -667,7 +667,7 @@ func TestClusterQueries(t *testing.T) {
 
 	// The support story of an event on each shard, through node 1: found,
 	// with its attempts and context (the alerter's verdicts among them).
-	f := &lookup.Finder{Conn: n3, Database: db}
+	f := &lookup.Finder{Conn: n3, Database: db, Recompute: &alerter.Recomputer{Conn: n3, Database: db}}
 	for i, c := range []driver.Conn{n3, n4} {
 		var id string
 		if err := c.QueryRow(ctx, "SELECT event_id FROM "+db+".errors_local LIMIT 1").Scan(&id); err != nil {
@@ -685,7 +685,7 @@ func TestClusterQueries(t *testing.T) {
 
 	cfg := alerter.DefaultConfig()
 	now := time.Now()
-	in, err := (&alerter.Source{Conn: n3, Database: db}).Gather(ctx, &cfg, now)
+	in, err := (&alerter.Reader{Conn: n3, Database: db}).Gather(ctx, &cfg, now)
 	if err != nil {
 		t.Fatalf("alerter Gather on the cluster: %v", err)
 	}

@@ -27,8 +27,8 @@ func CheckStored(t testing.TB, topic string, n int, cases []StoredCase) {
 	t.Helper()
 	st := Topic(t, topic, int64(n))
 	var rows, dead uint64
-	if err := st.Conn.QueryRow(context.Background(), "SELECT (SELECT count() FROM "+st.Database+".errors FINAL), (SELECT count() FROM "+
-		st.Database+".dead_letter)").Scan(&rows, &dead); err != nil {
+	if err := st.Conn.QueryRow(context.Background(), "SELECT (SELECT count() FROM "+st.Database+"."+schema.TableErrors+" FINAL), (SELECT count() FROM "+
+		st.Database+"."+schema.TableDeadLetter+")").Scan(&rows, &dead); err != nil {
 		t.Fatal(err)
 	}
 	if rows != uint64(n) || dead != 0 {

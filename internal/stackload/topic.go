@@ -88,7 +88,7 @@ func ingestTopic(t testing.TB, brokers []string, addr, topic, id string, want in
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		var errs, dead uint64
-		qerr := conn.QueryRow(ctx, "SELECT (SELECT count() FROM "+sopt.Database+".errors), (SELECT count() FROM "+sopt.Database+".dead_letter)").Scan(&errs, &dead)
+		qerr := conn.QueryRow(ctx, "SELECT (SELECT count() FROM "+sopt.Database+"."+schema.TableErrors+"), (SELECT count() FROM "+sopt.Database+"."+schema.TableDeadLetter+")").Scan(&errs, &dead)
 		if qerr == nil && int64(errs+dead) >= want {
 			break
 		}

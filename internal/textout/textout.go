@@ -204,7 +204,7 @@ func (p Printer) attempts(w io.Writer, a *lookup.Attempts) {
 	}
 }
 
-func (p Printer) context(w io.Writer, r *lookup.Record, c *lookup.Context) {
+func (p Printer) context(w io.Writer, r *lookup.Row, c *lookup.Context) {
 	fmt.Fprintf(w, "\n%s\n", p.heading("CONTEXT"))
 	who := "this caller"
 	if r.Caller != "" {
@@ -272,7 +272,7 @@ func (p Printer) context(w io.Writer, r *lookup.Record, c *lookup.Context) {
 
 // recordFields lists the record's fields in docs/record.md's order, as
 // strings ("" for unset).
-func recordFields(r *lookup.Record) [][2]string {
+func recordFields(r *lookup.Row) [][2]string {
 	num := func(p *int) string {
 		if p == nil {
 			return ""

@@ -17,7 +17,7 @@ func story() *lookup.Story {
 	return &lookup.Story{
 		MatchedAs: "error_id",
 		Group:     "0123456789abcdef",
-		Record: lookup.Record{EventID: "ev-1", ObservedAt: at, Agent: "research-agent", Caller: "orch\x1b[2J-7",
+		Record: lookup.Row{EventID: "ev-1", ObservedAt: at, Agent: "research-agent", Caller: "orch\x1b[2J-7",
 			Protocol: "a2a", Binding: "http", Kind: "quota", ErrorID: "err_1", Findings: []string{"retry_after_header_missing"}, SourceVersion: "1.4.2"},
 		Meaning: lookup.Meaning{Headline: "Quota: caller went over its limit.", Details: []string{"The alerter found no overload of research-agent at that moment."}, Advice: "Wait 12 s."},
 		Attempts: lookup.Attempts{Key: "message_id", Attempts: []lookup.Attempt{
