@@ -155,10 +155,21 @@ func TestAlerterUsers18(t *testing.T) {
 	if _, err := schema.Migrate(ctx, admin, schema.Options{Database: "errtrail"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(own.Dir(), "clickhouse", "users.xml"), []byte(alerterUsersXML), 0o644); err != nil {
+	users := filepath.Join(own.Dir(), "clickhouse", "users.xml")
+	if err := os.WriteFile(users, []byte(alerterUsersXML), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// The server re-reads users.xml on its own: wait until both users exist.
+	// The server re-reads users.xml when its modification time (whole
+	// seconds) changes, which a write in the second the server read it
+	// does not show: date the file later, ask for a reload as well, then
+	// wait until both users exist.
+	later := time.Now().Add(2 * time.Second)
+	if err := os.Chtimes(users, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Exec(ctx, "SYSTEM RELOAD CONFIG"); err != nil {
+		t.Fatal(err)
+	}
 	for _, u := range []string{"errtrail_reader", "errtrail_alerter"} {
 		for i := 0; ; i++ {
 			c := openAs(t, addr, u)
