@@ -20,6 +20,7 @@ type storyPage struct {
 	Verdicts []verdict
 
 	Report, API, Dashboard, Recent string // links
+	Trace                          string // the trace in the operator's tracing system, "" without --links.trace-url or a trace id
 }
 
 func (p storyPage) PageTitle() string {
@@ -71,6 +72,7 @@ func (h *handler) storyPage(s *lookup.Story) storyPage {
 	p.Report = ReportURL(l.base, rec.Agent, time.Time{}, time.Time{})
 	p.API = l.api(rec.EventID)
 	p.Dashboard = l.dashboard(rec.Agent, rec.Caller, c.From, c.To)
+	p.Trace = h.cfg.TraceURL.URL(rec.TraceID, rec.SpanID)
 	if rec.Caller != "" {
 		from, to := rec.ObservedAt.Add(-DefaultListRange/2), rec.ObservedAt.Add(DefaultListRange/2)
 		p.Recent = ListURL(l.base, lookup.ListQuery{Agent: rec.Agent, Caller: rec.Caller, From: from.Truncate(time.Minute), To: to.Truncate(time.Minute)})
