@@ -46,7 +46,7 @@ func TestDecodeCounts(t *testing.T) {
 		d := NewDecoder(Config{})
 		var idx []uint32
 		ids := map[string]bool{}
-		got, err := d.Decode(spans(c[0], c[1]), Format{Traces, Proto}, 1, func(i uint32, rec *parse.Record, derr *parse.DecodeError) {
+		got, err := d.Decode(spans(c[0], c[1]), nil, Format{Traces, Proto}, 1, func(i uint32, rec *parse.Record, derr *parse.DecodeError) {
 			if derr != nil || rec.Origin != parse.OriginOTLP || rec.JSONRPCCode != -32603 {
 				t.Errorf("%v: index %d: dead %v, origin %q, code %d", c, i, derr, rec.Origin, rec.JSONRPCCode)
 			}
@@ -85,7 +85,7 @@ func TestDecodeBadMessage(t *testing.T) {
 		{`{"v":1,"observed_at":1,"reply":{}}`, Format{Traces, Proto}, parse.ErrBadOTLP},
 	} {
 		d := NewDecoder(Config{})
-		_, err := d.Decode([]byte(tc.value), tc.f, 1, func(uint32, *parse.Record, *parse.DecodeError) {
+		_, err := d.Decode([]byte(tc.value), nil, tc.f, 1, func(uint32, *parse.Record, *parse.DecodeError) {
 			t.Errorf("%q: emitted a record", tc.value)
 		})
 		var de *parse.DecodeError
@@ -134,5 +134,35 @@ func TestParseFormat(t *testing.T) {
 		if (err != nil) != tc.bad || f != tc.want {
 			t.Errorf("%s:%s: %+v, %v", tc.topic, tc.s, f, err)
 		}
+	}
+}
+
+// TestDecodeKafkaHeaders: the headers a Collector adds from the request's
+// metadata give agent and caller where the attributes give none, and never
+// override an attribute.
+func TestDecodeKafkaHeaders(t *testing.T) {
+	hs := []parse.MsgHeader{{Key: "errtrail-agent", Value: []byte("hdr-agent")}, {Key: "Errtrail-Caller", Value: []byte("hdr-caller")}}
+	var got []string
+	d := NewDecoder(Config{})
+	_, err := d.Decode(spans(1, 0), hs, Format{Traces, Proto}, 1, func(_ uint32, rec *parse.Record, _ *parse.DecodeError) {
+		got = append(got, rec.Agent, rec.Caller)
+	})
+	if err != nil || len(got) != 2 || got[0] != "hdr-agent" || got[1] != "hdr-caller" {
+		t.Errorf("from headers: %q, %v", got, err)
+	}
+	got = nil
+	js := readFixture(t, "mcp_spans")
+	_, err = d.Decode(js, hs, Format{Traces, JSON}, 1, func(_ uint32, rec *parse.Record, _ *parse.DecodeError) {
+		got = append(got, rec.Agent)
+	})
+	if err != nil || len(got) == 0 || got[0] != "weather-mcp" {
+		t.Errorf("service.name must win over the header: %q, %v", got, err)
+	}
+	got = nil
+	_, _ = d.Decode(spans(1, 0), nil, Format{Traces, Proto}, 1, func(_ uint32, rec *parse.Record, _ *parse.DecodeError) {
+		got = append(got, rec.Agent, rec.Caller)
+	})
+	if len(got) != 2 || got[0] != "" || got[1] != "" {
+		t.Errorf("the previous message's headers leaked into the next: %q", got)
 	}
 }

@@ -109,12 +109,36 @@ func badOTLP(path, detail string) *parse.DecodeError {
 	return &parse.DecodeError{Reason: parse.ErrBadOTLP, Path: path, Offset: -1, Detail: detail}
 }
 
+// Kafka headers a Collector's Kafka exporter adds from the request's
+// metadata (its include_metadata_keys): they give the context of every
+// item of the message that its attributes leave empty.
+const (
+	HeaderAgent      = "errtrail-agent"
+	HeaderCaller     = "errtrail-caller"
+	HeaderSourceKind = "errtrail-source-kind"
+	HeaderSourceID   = "errtrail-source-id"
+)
+
 // Decode reads one Kafka message of a topic of format f and calls emit for
-// each failed protocol reply in it, in the message's order. kafkaTimeMS is
+// each failed protocol reply in it, in the message's order. headers are the
+// message's Kafka headers (HeaderAgent …). kafkaTimeMS is
 // the Kafka timestamp, for items without a time. A message that does not
 // parse returns a *parse.DecodeError (reason bad_otlp) and emits nothing.
-func (d *Decoder) Decode(value []byte, f Format, kafkaTimeMS int64, emit Emit) (Counts, error) {
+func (d *Decoder) Decode(value []byte, headers []parse.MsgHeader, f Format, kafkaTimeMS int64, emit Emit) (Counts, error) {
 	var c Counts
+	d.b.hdrAgent, d.b.hdrCaller, d.b.hdrSourceKind, d.b.hdrSourceID = "", "", "", ""
+	for _, h := range headers {
+		switch strings.ToLower(h.Key) {
+		case HeaderAgent:
+			d.b.hdrAgent = string(h.Value)
+		case HeaderCaller:
+			d.b.hdrCaller = string(h.Value)
+		case HeaderSourceKind:
+			d.b.hdrSourceKind = string(h.Value)
+		case HeaderSourceID:
+			d.b.hdrSourceID = string(h.Value)
+		}
+	}
 	if len(value) == 0 {
 		return c, &parse.DecodeError{Reason: parse.ErrEmpty, Path: "otlp", Offset: -1, Detail: "empty message value"}
 	}

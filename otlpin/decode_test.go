@@ -26,7 +26,7 @@ func render(t *testing.T, value []byte, f Format) string {
 	t.Helper()
 	d := NewDecoder(Config{})
 	var out bytes.Buffer
-	c, err := d.Decode(value, f, 1764925000000, func(idx uint32, rec *parse.Record, derr *parse.DecodeError) {
+	c, err := d.Decode(value, nil, f, 1764925000000, func(idx uint32, rec *parse.Record, derr *parse.DecodeError) {
 		b, err := json.Marshal(rec)
 		if err != nil {
 			t.Fatal(err)

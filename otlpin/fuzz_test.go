@@ -24,7 +24,7 @@ func fuzzOne(t *testing.T, value []byte, f Format) {
 	d := NewDecoder(Config{})
 	n := 0
 	last := int64(-1)
-	c, err := d.Decode(value, f, 1, func(i uint32, rec *parse.Record, derr *parse.DecodeError) {
+	c, err := d.Decode(value, nil, f, 1, func(i uint32, rec *parse.Record, derr *parse.DecodeError) {
 		n++
 		if rec.Origin != parse.OriginOTLP || int64(i) <= last {
 			t.Fatalf("record %d: origin %q after index %d", i, rec.Origin, last)

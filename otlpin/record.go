@@ -30,6 +30,8 @@ type builder struct {
 	hdrs        []parse.Header
 	msg         string
 	derr        *parse.DecodeError
+	// The message's Kafka headers (Decode).
+	hdrAgent, hdrCaller, hdrSourceKind, hdrSourceID string
 }
 
 // Severity ERROR (17) and above mark a failed log record.
@@ -80,6 +82,9 @@ func (b *builder) build(d *Decoder, it *item, kafkaTimeMS int64, rec *parse.Reco
 	}
 	set(&rec.SourceKind, fSourceKind, a.str(fSourceKind))
 	if rec.SourceKind == "" {
+		rec.SourceKind = b.hdrSourceKind
+	}
+	if rec.SourceKind == "" {
 		switch {
 		case it.isLog || it.kind == tracepb.Span_SPAN_KIND_SERVER:
 			rec.SourceKind = "agent"
@@ -88,6 +93,9 @@ func (b *builder) build(d *Decoder, it *item, kafkaTimeMS int64, rec *parse.Reco
 		}
 	}
 	set(&rec.SourceID, fSourceID, text(a.findRes(attrs(fSourceID)[0])))
+	if rec.SourceID == "" {
+		rec.SourceID = b.hdrSourceID
+	}
 	agentKeys := attrs(fAgent) // gen_ai.agent.name, service.name
 	agent := a.strKey(agentKeys[0])
 	if agent == "" && it.kind == tracepb.Span_SPAN_KIND_CLIENT {
@@ -97,8 +105,14 @@ func (b *builder) build(d *Decoder, it *item, kafkaTimeMS int64, rec *parse.Reco
 		agent = a.strKey(agentKeys[1])
 	}
 	set(&rec.Agent, fAgent, agent)
+	if rec.Agent == "" {
+		rec.Agent = b.hdrAgent
+	}
 	set(&rec.Endpoint, fEndpoint, a.str(fEndpoint))
 	set(&rec.Caller, fCaller, a.strKey(d.cfg.CallerAttribute))
+	if rec.Caller == "" {
+		rec.Caller = b.hdrCaller
+	}
 	set(&rec.Method, fMethod, a.str(fMethod))
 	if n, _, ok := a.integer(attrs(fAttempt)...); ok && n >= 0 && n < 1<<16-1 {
 		rec.Attempt = int(n) + 1
