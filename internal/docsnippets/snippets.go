@@ -69,6 +69,7 @@ var Imports = map[string]string{
 	"grpc":       "google.golang.org/grpc",
 	"insecure":   "google.golang.org/grpc/credentials/insecure",
 	"metadata":   "google.golang.org/grpc/metadata",
+	"trace":      "go.opentelemetry.io/otel/trace",
 }
 
 var (
