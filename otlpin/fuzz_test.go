@@ -59,6 +59,10 @@ func FuzzOTLPProto(f *testing.F) {
 }
 
 func FuzzOTLPJSON(f *testing.F) {
+	// A small seed first: the engine minimizes what it finds, and a small
+	// input minimizes quickly.
+	f.Add([]byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"4bf92f3577b34da6a3ce929d0e0e4736","spanId":"00f067aa0ba902b7",`+
+		`"attributes":[{"key":"mcp.method.name","value":{"stringValue":"tools/call"}},{"key":"error.type","value":{"stringValue":"-32602"}}]}]}]}]}`), false)
 	for _, n := range []string{"mcp_spans", "a2a_spans", "mcp_logs"} {
 		f.Add(readFixture(f, n), n == "mcp_logs")
 	}
