@@ -9,7 +9,7 @@ import (
 // step rows, but never between two rows of one Kafka message (an OTLP
 // message makes several): the cut moves past the message's last row. Rows
 // of one offset on another partition or topic are other messages. The old
-// cut (every step rows) would give [0 2 4 6 8] here.
+// cut (every step rows) starts blocks at [0 2 4 6 8] here.
 func TestUnitBlockEndKeepsMessagesWhole(t *testing.T) {
 	c := &columns{}
 	for _, r := range []struct {
