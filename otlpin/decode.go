@@ -215,7 +215,6 @@ type item struct {
 	timeNS     uint64
 	isLog      bool
 	severity   int32
-	exceptions int
 }
 
 func fromSpan(sp *tracepb.Span, res []*commonpb.KeyValue) item {
@@ -231,7 +230,6 @@ func fromSpan(sp *tracepb.Span, res []*commonpb.KeyValue) item {
 		if ev.GetName() != "exception" {
 			continue
 		}
-		it.exceptions++
 		for _, kv := range ev.GetAttributes() {
 			if kv.GetKey() == attrs(fMessage)[0] && it.message == "" {
 				it.message = text(kv.GetValue())

@@ -45,7 +45,7 @@ func (b *builder) build(d *Decoder, it *item, kafkaTimeMS int64, rec *parse.Reco
 	a2a := a.hasPrefix("a2a.")
 	rpcSystem := a.str(fBinding)
 	jsonrpcID := a.str(fJSONRPCID)
-	if body == "" && !mcp && !a2a && jsonrpcID == "" && rpcSystem != "jsonrpc" && rpcSystem != "grpc" && a.strKey("gen_ai.agent.name") == "" {
+	if body == "" && !mcp && !a2a && jsonrpcID == "" && rpcSystem != "jsonrpc" && rpcSystem != "grpc" && a.strKey(attrs(fAgent)[0]) == "" {
 		return outOther
 	}
 
