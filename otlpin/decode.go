@@ -205,16 +205,16 @@ func (d *Decoder) Decode(value []byte, headers []parse.MsgHeader, f Format, kafk
 
 // item is a span or log record, reduced to what the decoder reads.
 type item struct {
-	a          attrSet
-	traceID    []byte
-	spanID     []byte
-	kind       tracepb.Span_SpanKind
-	statusErr  bool
-	statusMsg  string
-	message    string // exception.message, or a log record's body
-	timeNS     uint64
-	isLog      bool
-	severity   int32
+	a         attrSet
+	traceID   []byte
+	spanID    []byte
+	kind      tracepb.Span_SpanKind
+	statusErr bool
+	statusMsg string
+	message   string // exception.message, or a log record's body
+	timeNS    uint64
+	isLog     bool
+	severity  int32
 }
 
 func fromSpan(sp *tracepb.Span, res []*commonpb.KeyValue) item {
