@@ -135,8 +135,14 @@ func TestOTLPTopicsExactlyOnce(t *testing.T) {
 	mid, _ := s.counts(t)
 	t.Logf("stopped mid-way at %s", mid)
 
-	// More messages while ingest is down, then a second process.
-	s.produce(t, otlpTraceMessages("otlprun2", 60, 40, exp))
+	// More messages while ingest is down, among them a Collector's re-send
+	// of one (the same spans in a new message: the dedup window drops its
+	// rows by event_id), then a second process.
+	second := otlpTraceMessages("otlprun2", 60, 40, exp)
+	resent := second[5] // message 65: 6 spans, 4 of them failed
+	resentRows := 4
+	second = append(second, kafka.Message{Key: resent.Key, Value: resent.Value})
+	s.produce(t, second)
 	want := uint64(len(exp.rows) + events)
 	m2 := ingest.NewMetrics(prometheus.NewRegistry())
 	cfg.Metrics = m2
@@ -201,6 +207,9 @@ func TestOTLPTopicsExactlyOnce(t *testing.T) {
 	}
 	// Successful and non-protocol items were counted, never stored; the
 	// counters of the two runs together see each at least once.
+	if n := testutil.ToFloat64(m2.Skipped.WithLabelValues("resent")); n < float64(resentRows) {
+		t.Errorf("the re-sent message's %d rows were not dropped as resent (%v)", resentRows, n)
+	}
 	okSeen := testutil.ToFloat64(m.OTLPItems.WithLabelValues("ok")) + testutil.ToFloat64(m2.OTLPItems.WithLabelValues("ok"))
 	otherSeen := testutil.ToFloat64(m.OTLPItems.WithLabelValues("other")) + testutil.ToFloat64(m2.OTLPItems.WithLabelValues("other"))
 	if okSeen < float64(exp.ok) || otherSeen < float64(exp.other) {
