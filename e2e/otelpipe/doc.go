@@ -1,6 +1,6 @@
 // Package otelpipe is the real OpenTelemetry pipeline test of issue 28 §1:
-// MCP servers built with the MCP Go SDK and instrumented with the
-// OpenTelemetry Go SDK export their spans over OTLP/HTTP to a Collector
+// an MCP server built with the MCP Go SDK and an A2A agent built with
+// a2a-go, instrumented with the OpenTelemetry Go SDK, export their spans over OTLP/HTTP to a Collector
 // built from its modules (the OTLP receiver and the contrib Kafka
 // exporter, as a library), which writes them to the real Kafka; errtrail's
 // ingest consumes that topic into ClickHouse, and each stored row is

@@ -6,6 +6,7 @@ replace github.com/errtrail/errtrail => ../..
 
 require (
 	github.com/ClickHouse/clickhouse-go/v2 v2.51.0
+	github.com/a2aproject/a2a-go/v2 v2.4.0
 	github.com/errtrail/errtrail v0.0.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/exporter/kafkaexporter v0.165.1

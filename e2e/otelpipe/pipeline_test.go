@@ -3,11 +3,13 @@ package otelpipe
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,12 +36,33 @@ import (
 // decode of the wire bytes share it, so hashed values compare equal.
 var hashKey = []byte("otelpipe-test-key")
 
-// call is one tool call the test makes and what its reply must be.
+// call is one call the test makes (an MCP tool call, or an A2A JSON-RPC
+// request) and what its reply must be.
 type call struct {
-	tool    string
-	args    map[string]any
-	failed  bool // the reply is an error: a row must be stored
+	tool    string         // MCP: the tool; A2A: the name of the case
+	args    map[string]any // MCP: the tool's arguments
+	a2a     string         // A2A: the JSON-RPC request body
+	method  string         // the JSON-RPC method, as an emitter would record it
+	agent   string
+	taskID  string // A2A: the a2a.task.id / a2a.message.id the span carries,
+	msgID   string // which the row must hold
+	failed  bool   // the reply is an error: a row must be stored
 	traceID string
+}
+
+// newTrace returns a context holding a new sampled span context, as the
+// caller's instrumentation would start one, and its trace id.
+func newTrace(ctx context.Context) (context.Context, string) {
+	var tid trace.TraceID
+	var sid trace.SpanID
+	for j := range tid {
+		tid[j] = byte(rand.IntN(256))
+	}
+	for j := range sid {
+		sid[j] = byte(rand.IntN(256))
+	}
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled})
+	return trace.ContextWithSpanContext(ctx, sc), tid.String()
 }
 
 // Fields a record inferred from the MCP span's attributes must share with
@@ -105,7 +128,7 @@ func TestRealPipeline(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(time.Hour)),
 		sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName("weather-mcp"))))
 	defer tp.Shutdown(context.Background())
-	capt := &capture{replies: map[string][]wireReply{}}
+	capt := &capture{replies: map[string][]wireReply{}, mu: &sync.Mutex{}}
 	capt.next = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newWeatherServer(tp.Tracer("weather-mcp")) },
 		&mcp.StreamableHTTPOptions{JSONResponse: true})
 	srv := httptest.NewServer(capt)
@@ -118,25 +141,17 @@ func TestRealPipeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := []call{
-		{tool: "get_weather", args: map[string]any{}, failed: true},           // -32602 from the handler
+		{tool: "get_weather", args: map[string]any{}, failed: true},           // the handler's -32602: the SDK answers a tool error
 		{tool: "get_weather", args: map[string]any{"city": "Berlin"}},         // success
 		{tool: "book_table", args: map[string]any{"party": 4}, failed: true},  // isError result
-		{tool: "no_such_tool", args: map[string]any{}, failed: true},          // unknown tool: the SDK's error
-		{tool: "get_weather", args: map[string]any{"city": 42}, failed: true}, // schema validation: the SDK's -32602
+		{tool: "no_such_tool", args: map[string]any{}, failed: true},          // unknown tool: the SDK's -32602
+		{tool: "get_weather", args: map[string]any{"city": 42}, failed: true}, // schema validation
 	}
 	for i := range calls {
 		c := &calls[i]
-		tid := trace.TraceID{}
-		sid := trace.SpanID{}
-		for j := range tid {
-			tid[j] = byte(rand.IntN(256))
-		}
-		for j := range sid {
-			sid[j] = byte(rand.IntN(256))
-		}
-		sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled})
-		c.traceID = tid.String()
-		cctx := trace.ContextWithSpanContext(ctx, sc)
+		c.method, c.agent = "tools/call", "weather-mcp"
+		cctx, tid := newTrace(ctx)
+		c.traceID = tid
 		res, err := session.CallTool(cctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
 		failed := err != nil || (res != nil && res.IsError)
 		if failed != c.failed {
@@ -144,8 +159,48 @@ func TestRealPipeline(t *testing.T) {
 		}
 	}
 	session.Close()
-	if err := tp.ForceFlush(ctx); err != nil {
-		t.Fatalf("flush spans: %v", err)
+
+	// The A2A agent, with a tracer provider of its own.
+	aexp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(col.endpoint), otlptracehttp.WithInsecure(),
+		otlptracehttp.WithHeaders(map[string]string{metadataKey: "mcp-eu-1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	atp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(aexp, sdktrace.WithBatchTimeout(time.Hour)),
+		sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName("research-agent"))))
+	defer atp.Shutdown(context.Background())
+	acapt := &capture{replies: capt.replies, mu: capt.mu, next: newResearchAgent(atp.Tracer("research-agent"))}
+	asrv := httptest.NewServer(acapt)
+	defer asrv.Close()
+	const missing = "00000000-0000-4000-8000-00000000dead"
+	a2aCalls := []call{
+		{tool: "task-not-found", method: "GetTask", a2a: `{"jsonrpc":"2.0","id":"r1","method":"GetTask","params":{"id":"` + missing + `"}}`, taskID: missing, failed: true},
+		{tool: "executor-failure", method: "SendMessage", a2a: `{"jsonrpc":"2.0","id":"r2","method":"SendMessage","params":{"message":{"messageId":"m-2","role":"ROLE_USER","parts":[{"text":"crash"}]}}}`, msgID: "m-2", failed: true},
+		{tool: "unsupported", method: "GetExtendedAgentCard", a2a: `{"jsonrpc":"2.0","id":"r3","method":"GetExtendedAgentCard","params":{}}`, failed: true},
+		{tool: "success", method: "SendMessage", a2a: `{"jsonrpc":"2.0","id":"r4","method":"SendMessage","params":{"message":{"messageId":"m-4","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`},
+	}
+	for i := range a2aCalls {
+		c := &a2aCalls[i]
+		c.agent = "research-agent"
+		cctx, tid := newTrace(ctx)
+		c.traceID = tid
+		req, _ := http.NewRequestWithContext(cctx, http.MethodPost, asrv.URL, strings.NewReader(c.a2a))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := (&http.Client{Transport: injecting{base: http.DefaultTransport, user: "orchestrator-7"}}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if failed := strings.Contains(string(body), `"error"`); failed != c.failed {
+			t.Fatalf("A2A %s: failed=%v, want %v: %s", c.tool, failed, c.failed, body)
+		}
+	}
+	calls = append(calls, a2aCalls...)
+	for _, p := range []*sdktrace.TracerProvider{tp, atp} {
+		if err := p.ForceFlush(ctx); err != nil {
+			t.Fatalf("flush spans: %v", err)
+		}
 	}
 
 	// errtrail's ingest, one pipeline per encoding.
@@ -243,12 +298,15 @@ func checkRows(t *testing.T, ctx context.Context, conn driver.Conn, o schema.Opt
 		if got.Origin != "otlp" || got.TraceID != c.traceID || got.SpanID == "" || got.SourceID != "mcp-eu-1" || st.MatchedAs != "trace_id" {
 			t.Errorf("%s %s: origin %q trace %q span %q source_id %q matched %q", enc, c.tool, got.Origin, got.TraceID, got.SpanID, got.SourceID, st.MatchedAs)
 		}
+		if got.TaskID != c.taskID || got.MessageID != c.msgID {
+			t.Errorf("%s %s: task_id %q message_id %q, want %q %q (from a2a.task.id, a2a.message.id)", enc, c.tool, got.TaskID, got.MessageID, c.taskID, c.msgID)
+		}
 		replies := capt.replies[c.traceID]
 		if len(replies) != 1 {
 			t.Errorf("%s: %d replies captured for trace %s", c.tool, len(replies), c.traceID)
 			continue
 		}
-		wire := decodeWire(t, replies[0], got)
+		wire := decodeWire(t, replies[0], c, got)
 		gotF, wireF := fieldsOf(got), fieldsOfParse(wire)
 		for _, f := range carried {
 			if gotF[f] != wireF[f] {
@@ -270,7 +328,7 @@ func checkRows(t *testing.T, ctx context.Context, conn driver.Conn, o schema.Opt
 // decodeWire decodes the reply's wire bytes as errtrail decodes a raw
 // reply, with the context the stored row has (agent, caller, method), the
 // form an emitter next to the server would have published.
-func decodeWire(t *testing.T, r wireReply, ctxOf *lookup.Record) *parse.Record {
+func decodeWire(t *testing.T, r wireReply, c call, ctxOf *lookup.Record) *parse.Record {
 	t.Helper()
 	var hs []parse.Header
 	for k, vs := range r.header {
@@ -279,7 +337,7 @@ func decodeWire(t *testing.T, r wireReply, ctxOf *lookup.Record) *parse.Record {
 		}
 	}
 	d := parse.NewDecoder(parse.Options{HashKey: hashKey})
-	rec := parse.Record{Agent: "weather-mcp", Caller: "orchestrator-7", Method: "tools/call", GRPCCode: -1, RetryAfterMS: -1}
+	rec := parse.Record{Agent: c.agent, Caller: "orchestrator-7", Method: c.method, GRPCCode: -1, RetryAfterMS: -1}
 	if err := d.DecodeReply(&parse.Reply{HTTPStatus: r.status, Headers: hs, Body: r.body, GRPCStatus: -1, ObservedAtMS: ctxOf.ObservedAt.UnixMilli()}, &rec); err != nil {
 		t.Fatalf("decode the wire bytes %q: %v", r.body, err)
 	}

@@ -110,7 +110,7 @@ type wireReply struct {
 // capture keeps each reply's wire bytes by the trace id of the request's
 // traceparent.
 type capture struct {
-	mu      sync.Mutex
+	mu      *sync.Mutex
 	replies map[string][]wireReply
 	next    http.Handler
 }
