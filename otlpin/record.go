@@ -201,8 +201,14 @@ func (b *builder) build(d *Decoder, it *item, kafkaTimeMS int64, rec *parse.Reco
 		_ = d.pd.DecodeReply(&rep, rec)
 	}
 	if inferred {
-		if taskFailed && !hasJSONRPC && !hasGRPC && !hasHTTP {
-			rec.Binding = bindingOf(rpcSystem, false) // the body was made up; the binding is unknown
+		if !hasGRPC && !hasJSONRPC && errType != "tool_error" {
+			// Nothing the attributes said names a binding but what
+			// bindingOf reads: the decoder's guess from the made-up reply
+			// is no evidence. MCP is JSON-RPC whatever the transport.
+			rec.Binding = bindingOf(rpcSystem, hasHTTP)
+			if mcp && rec.Binding == parse.BindingUnknown {
+				rec.Binding = parse.BindingJSONRPC
+			}
 		}
 		rec.Envelope = parse.EnvNone
 		rec.Findings = rec.Findings[:0]
