@@ -7,7 +7,7 @@ import (
 )
 
 // BenchmarkDecode: one otlp_proto and one otlp_json message of the
-// mcp_spans fixture (6 spans: 4 records, 1 ok, 1 other) per op.
+// mcp_spans fixture (7 spans: 5 records, 1 ok, 1 other) per op.
 func BenchmarkDecode(b *testing.B) {
 	js := readFixture(b, "mcp_spans")
 	pb := toProto(&testing.T{}, js, Traces)
