@@ -240,6 +240,10 @@ func (c *columns) appendRow(m *rowMeta, rec *parse.Record, derr *parse.DecodeErr
 		b = strconv.AppendInt(b, int64(m.partition), 10)
 		b = append(b, '/')
 		b = strconv.AppendInt(b, m.offset, 10)
+		if m.index > 0 {
+			b = append(b, '/')
+			b = strconv.AppendUint(b, uint64(m.index), 10)
+		}
 		c.eventID = append(c.eventID, a.bytes(b))
 		c.eventHash = append(c.eventHash, 0)
 	}
@@ -489,4 +493,17 @@ func (c *columns) keepOnly(keep []bool) {
 	c.inferred, c.kafkaIndex = c.inferred[:j], c.kafkaIndex[:j]
 	c.sourceVersion = c.sourceVersion[:j]
 	c.eventHash = c.eventHash[:j]
+}
+
+// blockEnd is the end of the insert block that starts at row lo: step rows
+// on, extended past the rows of the same Kafka message (an OTLP message
+// makes several), so that a block boundary never splits a message. The
+// server writes an insert's blocks into parts whole, so a message is then
+// stored whole or not at all, as the replay filter (by offset) assumes.
+func (c *columns) blockEnd(lo, step int) int {
+	hi := min(lo+max(step, 1), c.n)
+	for hi < c.n && c.offset[hi] == c.offset[hi-1] && c.partition[hi] == c.partition[hi-1] && c.topic[hi] == c.topic[hi-1] {
+		hi++
+	}
+	return hi
 }

@@ -24,6 +24,7 @@ import (
 	"unsafe"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/errtrail/errtrail/otlpin"
 	"github.com/errtrail/errtrail/parse"
 	"github.com/segmentio/kafka-go"
 )
@@ -51,6 +52,7 @@ type decoder struct {
 	// decode and dedup
 	win   *window
 	decs  []*parse.Decoder
+	otlp  []*otlpin.Decoder // per worker, when Config.OTLP names topics
 	recs  []parse.Record
 	keep  []bool
 	stats []workerStats
@@ -59,6 +61,7 @@ type decoder struct {
 type workerStats struct {
 	decoded int
 	dead    map[parse.ErrReason]int
+	otlp    otlpin.Counts
 }
 
 // newDecoder returns the decode stage of a pipeline reading src (for the
@@ -81,6 +84,9 @@ func newDecoder(cfg Config, src Consumer, conn driver.Conn, flight *inflight, wa
 	}
 	for i := 0; i < cfg.Workers; i++ {
 		d.decs = append(d.decs, parse.NewDecoder(cfg.Decoder))
+		if len(cfg.OTLP) > 0 {
+			d.otlp = append(d.otlp, otlpin.NewDecoder(otlpin.Config{Parse: cfg.Decoder, CallerAttribute: cfg.OTLPCaller}))
+		}
 		d.stats = append(d.stats, workerStats{dead: map[parse.ErrReason]int{}})
 	}
 	return d
@@ -200,12 +206,38 @@ func (d *decoder) decodeChunk(w int, cols *columns, b *batch, idx []int, ingeste
 	cols.reset()
 	st.decoded = 0
 	clear(st.dead)
+	st.otlp = otlpin.Counts{}
 	var raw []byte
 	for _, i := range idx {
 		m := &b.msgs[i]
 		meta := rowMeta{topic: m.Topic, partition: int32(m.Partition), offset: m.Offset,
 			kafkaTimeMS: m.Time.UnixMilli(), ingestedAt: ingested}
-		err := dec.DecodeMessage(m.Value, kafkaHeaders(m.Headers), meta.kafkaTimeMS, rec)
+		var err error
+		if f, ok := d.cfg.OTLP[m.Topic]; ok {
+			// One message, zero or more rows, all appended here, one after
+			// the other: the insert keeps them in one block (insert.go).
+			var c otlpin.Counts
+			c, err = d.otlp[w].Decode(m.Value, kafkaHeaders(m.Headers), f, meta.kafkaTimeMS, func(index uint32, r *parse.Record, derr *parse.DecodeError) {
+				meta.index = index
+				cols.appendRow(&meta, r, derr, nil)
+				if derr != nil {
+					st.dead[derr.Reason]++
+				} else {
+					st.decoded++
+				}
+			})
+			st.otlp.Errors += c.Errors
+			st.otlp.OK += c.OK
+			st.otlp.Other += c.Other
+			if err == nil {
+				continue
+			}
+			meta.index = 0
+			rec = &d.recs[w]
+			*rec = parse.Record{GRPCCode: -1, RetryAfterMS: -1, Origin: parse.OriginOTLP}
+		} else {
+			err = dec.DecodeMessage(m.Value, kafkaHeaders(m.Headers), meta.kafkaTimeMS, rec)
+		}
 		if err == nil {
 			cols.appendRow(&meta, rec, nil, nil)
 			st.decoded++
@@ -250,6 +282,11 @@ func (d *decoder) dedupAndCount(s *slot) {
 		s.rows += c.n
 		st := &d.stats[w]
 		d.m.Decoded.Add(float64(st.decoded))
+		if st.otlp != (otlpin.Counts{}) {
+			d.m.OTLPItems.WithLabelValues("error").Add(float64(st.otlp.Errors))
+			d.m.OTLPItems.WithLabelValues("ok").Add(float64(st.otlp.OK))
+			d.m.OTLPItems.WithLabelValues("other").Add(float64(st.otlp.Other))
+		}
 		for r, n := range st.dead {
 			d.m.DeadLetter.WithLabelValues(string(r)).Add(float64(n))
 		}

@@ -23,7 +23,11 @@
 //
 // Delivery: every consumed message becomes exactly one landing row (a
 // decoded row, dead=0, or a dead-letter row, dead=1), except producer
-// re-sends of an event_id seen within the in-memory dedup window. Replays
+// re-sends of an event_id seen within the in-memory dedup window. A message
+// of an OTLP topic (Config.OTLP, package otlpin) becomes one row per failed
+// protocol reply it holds, at (offset, kafka_index), or one dead-letter row;
+// its rows are appended together and an insert block never splits them
+// (columns.blockEnd), so a message is stored whole or not at all. Replays
 // (after a crash, a rebalance or a rewound offset) are filtered against
 // ingest_progress, the highest offset per partition that ClickHouse holds,
 // so they write nothing twice. See docs/ingest.md for the argument.

@@ -205,8 +205,9 @@ func (w *writer) insertTo(hard, stop context.Context, conn driver.Conn, sql stri
 	}
 	step := w.cfg.InsertBlockRows
 	for _, c := range s.cols[:s.used] {
-		for lo := 0; lo < c.n; lo += step {
-			if err := c.appendTo(bt, lo, min(lo+step, c.n)); err != nil {
+		for lo := 0; lo < c.n; {
+			hi := c.blockEnd(lo, step)
+			if err := c.appendTo(bt, lo, hi); err != nil {
 				_ = bt.Abort()
 				return err
 			}
@@ -214,6 +215,7 @@ func (w *writer) insertTo(hard, stop context.Context, conn driver.Conn, sql stri
 				_ = bt.Abort()
 				return err
 			}
+			lo = hi
 		}
 	}
 	return bt.Send()

@@ -40,6 +40,7 @@ type Metrics struct {
 	LastInsert       prometheus.Gauge
 	PermanentFailure prometheus.Gauge
 	Retention        *prometheus.CounterVec // result
+	OTLPItems        *prometheus.CounterVec // outcome: error, ok, other
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not
@@ -100,6 +101,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "1 when ingest stopped on an error that retrying cannot fix (see the logs)."}),
 		Retention: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "retention_runs_total",
 			Help: "Runs of the partition-dropping retention (servers without TTL), by result."}, []string{"result"}),
+		OTLPItems: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "otlp_items_total",
+			Help: "Spans and log records of OTLP topics, by outcome: error (a failed protocol reply: one row), ok (a protocol reply that succeeded: counted, never stored), other (no protocol reply)."}, []string{"outcome"}),
+	}
+	for _, o := range []string{"error", "ok", "other"} {
+		m.OTLPItems.WithLabelValues(o)
 	}
 	for _, r := range parse.Reasons {
 		m.DeadLetter.WithLabelValues(string(r))
@@ -122,7 +128,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			m.InsertDuration, m.BatchRows, m.BatchBytes, m.InsertRetries, m.InsertFailures,
 			m.CommitErrors, m.FetchErrors, m.Rebalances, m.Abandoned, m.ParkedRows, m.LagMessages, m.LagSeconds,
 			m.CommittedOffsets, m.EndOffsets, m.LagPollErrors, m.LagPollSuccess, m.LastInsert,
-			m.PermanentFailure, m.Retention)
+			m.PermanentFailure, m.Retention, m.OTLPItems)
 	}
 	return m
 }

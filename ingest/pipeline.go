@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/errtrail/errtrail/otlpin"
 	"github.com/errtrail/errtrail/parse"
 	"github.com/errtrail/errtrail/schema"
 	"github.com/segmentio/kafka-go"
@@ -28,8 +29,17 @@ type RetainFunc func(ctx context.Context, conn driver.Conn) error
 // Config configures a Pipeline. Zero values take the documented defaults.
 type Config struct {
 	Topics []string // the topics the reader consumes; used for replay filtering
-	Table  string   // insert target, database-qualified if needed; default "landing"
-	Limits Limits
+	// OTLP names the topics (among Topics) that carry OpenTelemetry data as
+	// the Collector's Kafka exporter writes it, and their format; their
+	// messages are decoded by package otlpin into zero or more rows each
+	// (one per failed protocol reply, kafka_index its place). Every other
+	// topic carries error events.
+	OTLP map[string]otlpin.Format
+	// OTLPCaller is the attribute that names the caller in OTLP data
+	// (otlpin.Config.CallerAttribute; default enduser.id).
+	OTLPCaller string
+	Table      string // insert target, database-qualified if needed; default "landing"
+	Limits     Limits
 
 	Workers     int           // decode goroutines; default GOMAXPROCS
 	DedupWindow int           // producer event ids remembered per generation; default 262,144; <0 disables

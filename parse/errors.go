@@ -19,11 +19,12 @@ const (
 	ErrBadEvent    ErrReason = "bad_event"    // event JSON without the members the contract requires
 	ErrBadVersion  ErrReason = "bad_version"  // event contract version this build does not know
 	ErrNotAnError  ErrReason = "not_an_error" // the reply is a success (e.g. 2xx with a result)
+	ErrBadOTLP     ErrReason = "bad_otlp"     // an OTLP message (package otlpin) that does not parse as its topic's encoding
 )
 
 // Reasons lists every ErrReason, for metrics initialisation and docs.
 var Reasons = []ErrReason{ErrEmpty, ErrTooLarge, ErrTooDeep, ErrInvalidJSON, ErrInvalidUTF8,
-	ErrWrongType, ErrBadHTTP, ErrBadGRPC, ErrBadEvent, ErrBadVersion, ErrNotAnError}
+	ErrWrongType, ErrBadHTTP, ErrBadGRPC, ErrBadEvent, ErrBadVersion, ErrNotAnError, ErrBadOTLP}
 
 // DecodeError says why and where a message could not be decoded.
 type DecodeError struct {

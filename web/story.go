@@ -21,6 +21,7 @@ type storyPage struct {
 	Chart    chart // the context's minutes, stacked by kind
 
 	Report, API, Dashboard, Recent, Group string // links
+	Trace                                 string // the trace in the operator's tracing system, "" without --links.trace-url or a trace id
 }
 
 func (p storyPage) PageTitle() string {
@@ -76,6 +77,7 @@ func (h *handler) storyPage(s *lookup.Story) storyPage {
 		p.Group = GroupsURL(l.base, rec.Agent, s.Group, false)
 	}
 	p.Dashboard = l.dashboard(rec.Agent, rec.Caller, c.From, c.To)
+	p.Trace = h.cfg.TraceURL.URL(rec.TraceID, rec.SpanID)
 	if rec.Caller != "" {
 		from, to := rec.ObservedAt.Add(-DefaultListRange/2), rec.ObservedAt.Add(DefaultListRange/2)
 		p.Recent = ListURL(l.base, lookup.ListQuery{Agent: rec.Agent, Caller: rec.Caller, From: from.Truncate(time.Minute), To: to.Truncate(time.Minute)})

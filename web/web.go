@@ -18,6 +18,7 @@ import (
 
 	"github.com/errtrail/errtrail/groups"
 	"github.com/errtrail/errtrail/incidents"
+	"github.com/errtrail/errtrail/internal/tracelink"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/report"
 )
@@ -37,6 +38,9 @@ type Config struct {
 	// GrafanaURL is the base URL of the Grafana that holds errtrail's
 	// dashboards (https://grafana.example.com); "" shows no dashboard links.
 	GrafanaURL string
+	// TraceURL links a story to its trace (--links.trace-url, validated by
+	// tracelink.Parse); the zero value shows no trace link.
+	TraceURL tracelink.Template
 	// Timeout bounds one lookup or report; default 15 s.
 	Timeout time.Duration
 	// Logger receives failures of the store (never an id); default

@@ -61,6 +61,7 @@ func runLookup(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	out := addOutput(c)
 	agent := c.fs.String("agent", "", "the agent that answered: needed for a JSON-RPC id, narrows any other id")
 	eventID := c.fs.String("event-id", "", "pick one of several replies that carry the id")
+	traceURL := traceURLFlag(c)
 	c.fs.Usage = func() {
 		fmt.Fprint(c.fs.Output(), `usage: errtrail lookup ID [flags]
 
@@ -85,6 +86,9 @@ table, unknown user, wrong password: fix the flags or run ingest migrate).
 		return exitUsage
 	}
 	p, err := out.printer(stdout)
+	if err == nil {
+		p.Trace, err = traceURL()
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "errtrail lookup:", err)
 		return exitUsage

@@ -29,6 +29,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) int {
 	cfg.RegisterFlags(c.fs)
 	external := c.fs.String("http.external-url", "", "the URL people reach errtrail serve at (scheme, host, any path prefix), for the pages' links (default: http://<listen address>)")
 	grafana := c.fs.String("links.grafana-url", "", "base URL of the Grafana with errtrail's dashboards, for the pages' dashboard links (none without)")
+	traceURL := traceURLFlag(c)
 	pages := c.fs.Bool("web.enabled", true, "serve the web pages next to the API")
 	pagesOpen := c.fs.Bool("web.without-auth", false, "serve the web pages although --auth.* protects the API: a browser form cannot send a bearer token, so only do this behind a proxy that authenticates people")
 	pool := c.fs.Int("clickhouse.max-conns", 48, "connections of the lookups' and lists' pool (a story asks up to 5 queries at once: give at least 5 × --limits.lookups.concurrency + --limits.lists.concurrency)")
@@ -63,7 +64,8 @@ asked with.
 		ext = "http://" + cfg.Listen
 	}
 	graf, err2 := cliflags.BaseURL("links.grafana-url", *grafana)
-	if err = errors.Join(err, err2); err != nil {
+	trace, err3 := traceURL()
+	if err = errors.Join(err, err2, err3); err != nil {
 		fmt.Fprintln(stderr, "errtrail serve:", err)
 		return exitUsage
 	}
@@ -113,7 +115,7 @@ asked with.
 	cfg.Groups = grp
 	if *pages {
 		cfg.Pages = func(svc lookup.Service, rep report.Reporter) http.Handler {
-			return web.New(web.Config{ExternalURL: ext, GrafanaURL: graf, Timeout: cfg.RequestTimeout, Logger: log, Incidents: inc, Groups: grp}, svc, rep)
+			return web.New(web.Config{ExternalURL: ext, GrafanaURL: graf, TraceURL: trace, Timeout: cfg.RequestTimeout, Logger: log, Incidents: inc, Groups: grp}, svc, rep)
 		}
 	}
 	srv, err := api.New(cfg, svc, rep, reg)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/errtrail/errtrail/ingest"
+	"github.com/errtrail/errtrail/otlpin"
 	"github.com/errtrail/errtrail/parse"
 	"github.com/errtrail/errtrail/schema"
 )
@@ -13,11 +14,12 @@ import (
 // pipelineConfig turns the flags into the pipeline's settings, with the
 // schema package's answers for the migrated server: insert settings, the
 // stored progress of each partition, and retention.
-func pipelineConfig(o *options, topics []string, key []byte, server schema.ServerVersion, shards *ingest.Shards, metrics *ingest.Metrics, log *slog.Logger) ingest.Config {
+func pipelineConfig(o *options, topics []string, otlp map[string]otlpin.Format, key []byte, server schema.ServerVersion, shards *ingest.Shards, metrics *ingest.Metrics, log *slog.Logger) ingest.Config {
 	sopt := o.schemaOptions()
 	days := *o.retentionDays
 	return ingest.Config{
-		Topics:  topics,
+		Topics: topics,
+		OTLP:   otlp, OTLPCaller: *o.otlpCaller,
 		Table:   *o.chDB + "." + schema.TableLanding,
 		Limits:  ingest.Limits{Rows: *o.rows, Bytes: *o.bytes, Wait: *o.wait},
 		Workers: *o.workers, DedupWindow: *o.dedup,

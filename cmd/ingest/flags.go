@@ -8,11 +8,14 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/errtrail/errtrail/internal/cliflags"
 	"github.com/errtrail/errtrail/internal/cmdkit"
 	"github.com/errtrail/errtrail/internal/redactkey"
+	"github.com/errtrail/errtrail/otlpin"
 	"github.com/errtrail/errtrail/schema"
 )
 
@@ -20,6 +23,7 @@ import (
 // not have (newFlags) is nil.
 type options struct {
 	brokers, topic, group        *string
+	otlpTopics, otlpCaller       *string
 	kafkaTLS                     cliflags.TLS
 	saslMech, saslUser, saslPass *string
 	sessionTimeout               *time.Duration
@@ -73,6 +77,8 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *options) {
 
 	o.brokers = cmdkit.AddKafka(e, "ERRTRAIL_").Brokers
 	o.topic = e.String("kafka.topic", "ERRTRAIL_KAFKA_TOPIC", "errtrail.replies", "topic to consume; a comma-separated list consumes several in one group")
+	o.otlpTopics = e.String("kafka.otlp-topics", "ERRTRAIL_KAFKA_OTLP_TOPICS", "", "OpenTelemetry topics as the Collector's Kafka exporter writes them, consumed in the same group: topic:encoding[/signal], comma-separated, e.g. otlp_spans:otlp_proto,otlp_logs:otlp_json (encoding otlp_proto or otlp_json; signal traces or logs, default from the topic's name; docs/otel.md)")
+	o.otlpCaller = e.String("otlp.caller-attribute", "ERRTRAIL_OTLP_CALLER_ATTRIBUTE", "enduser.id", "the span or log attribute that names the caller in OTLP data (client.address is the other usual choice)")
 	o.group = e.String("kafka.group", "ERRTRAIL_KAFKA_GROUP", "errtrail-ingest", "consumer group id")
 	o.kafkaTLS = e.TLS("kafka", "ERRTRAIL_KAFKA", "Kafka")
 	o.sessionTimeout = e.Duration("kafka.session-timeout", "ERRTRAIL_KAFKA_SESSION_TIMEOUT", defaultSessionTimeout, "consumer group session timeout: how long a crashed member keeps its partitions before a replacement takes over; heartbeats go every sixth of it. Longer rides out longer stalls (a paused VM, a network blip) without a rebalance, shorter takes over sooner; the broker rejects values below its group.min.session.timeout.ms (6s by default)")
@@ -150,14 +156,53 @@ func (o *options) schemaOptions() schema.Options {
 	return schema.Options{Database: *o.chDB, Cluster: *o.chCluster, RetentionDays: *o.retentionDays}
 }
 
-// topics returns the names in --kafka.topic, or logs that there are none.
-func (o *options) topics(log *slog.Logger) ([]string, bool) {
+// topics returns every topic to consume: the event topics of --kafka.topic
+// and the OTLP topics of --kafka.otlp-topics, with the latters' formats; or
+// logs why the lists cannot be used.
+func (o *options) topics(log *slog.Logger) ([]string, map[string]otlpin.Format, bool) {
 	topics := cliflags.SplitList(*o.topic)
-	if len(topics) == 0 {
-		log.Error("invalid settings", "err", "--kafka.topic names no topic")
-		return nil, false
+	formats, err := otlpTopics(*o.otlpTopics)
+	if err != nil {
+		log.Error("invalid settings", "err", err)
+		return nil, nil, false
 	}
-	return topics, true
+	for _, t := range topics {
+		if _, dup := formats[t]; dup {
+			log.Error("invalid settings", "err", "topic "+t+" is in both --kafka.topic and --kafka.otlp-topics")
+			return nil, nil, false
+		}
+	}
+	for _, t := range cliflags.SplitList(*o.otlpTopics) {
+		name, _, _ := strings.Cut(t, ":")
+		if !slices.Contains(topics, name) {
+			topics = append(topics, name)
+		}
+	}
+	if len(topics) == 0 {
+		log.Error("invalid settings", "err", "--kafka.topic names no topic, and --kafka.otlp-topics none either")
+		return nil, nil, false
+	}
+	return topics, formats, true
+}
+
+// otlpTopics parses --kafka.otlp-topics.
+func otlpTopics(v string) (map[string]otlpin.Format, error) {
+	out := map[string]otlpin.Format{}
+	for _, t := range cliflags.SplitList(v) {
+		name, format, ok := strings.Cut(t, ":")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--kafka.otlp-topics: %q: want topic:otlp_proto or topic:otlp_json", t)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("--kafka.otlp-topics: topic %s given twice", name)
+		}
+		f, err := otlpin.ParseFormat(name, format)
+		if err != nil {
+			return nil, fmt.Errorf("--kafka.otlp-topics: %w", err)
+		}
+		out[name] = f
+	}
+	return out, nil
 }
 
 // loadRedactKey loads the deployment's redaction key named by --redact.key-file

@@ -75,7 +75,7 @@ func runIngest(ctx context.Context, args []string, stderr io.Writer) int {
 	if exit != proceed {
 		return exit
 	}
-	topics, ok := o.topics(log)
+	topics, otlpFormats, ok := o.topics(log)
 	if !ok {
 		return 2
 	}
@@ -86,7 +86,7 @@ func runIngest(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	log.Info("errtrail ingest starting", "brokers", *o.brokers, "topic", *o.topic, "group", *o.group,
+	log.Info("errtrail ingest starting", "brokers", *o.brokers, "topic", *o.topic, "otlp_topics", *o.otlpTopics, "group", *o.group,
 		"clickhouse", *o.chAddr, "database", *o.chDB, "user", *o.chUser)
 
 	// 1. The pipeline's columns are the schema's.
@@ -138,7 +138,7 @@ func runIngest(ctx context.Context, args []string, stderr io.Writer) int {
 	done()
 
 	// 5. Run until a signal.
-	pipe, err := ingest.New(pipelineConfig(o, topics, key, server, shards, metrics, log), reader, conn)
+	pipe, err := ingest.New(pipelineConfig(o, topics, otlpFormats, key, server, shards, metrics, log), reader, conn)
 	if err != nil {
 		log.Error("ingest", "err", err)
 		return 1

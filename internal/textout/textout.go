@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/errtrail/errtrail/internal/tracelink"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/report"
 )
@@ -22,6 +23,9 @@ import (
 type Printer struct {
 	W     io.Writer
 	Color bool
+	// Trace builds the story's link to its trace (--links.trace-url);
+	// the zero value prints none.
+	Trace tracelink.Template
 }
 
 func (p Printer) heading(s string) string {
@@ -106,6 +110,9 @@ func (p Printer) Story(s *lookup.Story) error {
 		if kv[1] != "" {
 			fmt.Fprintf(tw, "  %s\t%s\n", kv[0], clean(kv[1]))
 		}
+	}
+	if u := p.Trace.URL(r.TraceID, r.SpanID); u != "" {
+		fmt.Fprintf(tw, "  %s\t%s\n", "trace", clean(u))
 	}
 	tw.Flush()
 
@@ -313,6 +320,8 @@ func recordFields(r *lookup.Row) [][2]string {
 		{"message", r.Message}, {"field_violations", join(fields)}, {"findings", join(r.Findings)},
 		{"event_id", r.EventID}, {"observed_at", stamp(r.ObservedAt)}, {"ingested_at", stamp(r.IngestedAt)},
 		{"source", withSource(r.SourceKind, r.SourceID)}, {"source_version", r.SourceVersion},
+		{"origin", r.Origin}, {"inferred", strings.Join(r.Inferred, ", ")},
+		{"trace_id", r.TraceID}, {"span_id", r.SpanID},
 		{"kafka", fmt.Sprintf("%s/%d/%d", r.KafkaTopic, r.KafkaPartition, r.KafkaOffset)},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/errtrail/errtrail/internal/tracelink"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/report"
 )
@@ -202,5 +203,42 @@ func TestReportSaysWhatWasCounted(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("every agent lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestStoryTextTrace: the record's trace fields are printed, and the trace
+// link only with a template and a well-formed trace id.
+func TestStoryTextTrace(t *testing.T) {
+	const tid, sid = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	s := story()
+	s.Record.TraceID, s.Record.SpanID, s.Record.Origin, s.Record.Inferred = tid, sid, "otlp", []string{"jsonrpc_code", "method"}
+	tp, err := tracelink.Parse("links.trace-url", "https://tempo.example/trace/{trace_id}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := (Printer{W: &b, Trace: tp}).Story(s); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	lines := map[string]bool{}
+	for _, l := range strings.Split(out, "\n") {
+		lines[strings.Join(strings.Fields(l), " ")] = true
+	}
+	for _, want := range []string{"trace_id " + tid, "span_id " + sid, "origin otlp", "inferred jsonrpc_code, method", "trace https://tempo.example/trace/" + tid} {
+		if !lines[want] {
+			t.Errorf("lacks the line %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	_ = (Printer{W: &b}).Story(s)
+	if strings.Contains(b.String(), "tempo.example") || !strings.Contains(b.String(), tid) {
+		t.Errorf("without a template: the id and no link:\n%s", b.String())
+	}
+	b.Reset()
+	s.Record.TraceID = "not-a-trace-id"
+	_ = (Printer{W: &b, Trace: tp}).Story(s)
+	if strings.Contains(b.String(), "tempo.example") {
+		t.Errorf("a malformed trace id got a link:\n%s", b.String())
 	}
 }
