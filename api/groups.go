@@ -13,11 +13,11 @@ import (
 	"github.com/errtrail/errtrail/lookup"
 )
 
-// The range of /v1/agents/{agent}/groups: 7 days by default, 90 (the
-// hourly rollup's retention) at most.
+// The range of /v1/agents/{agent}/groups (and of errtrail mcp's groups
+// tool): 7 days by default, 90 (the hourly rollup's retention) at most.
 const (
-	defaultGroupRange = 7 * 24 * time.Hour
-	maxGroupRange     = 90 * 24 * time.Hour
+	DefaultGroupRange = 7 * 24 * time.Hour
+	MaxGroupRange     = 90 * 24 * time.Hour
 	maxGroupLimit     = 1000
 	defaultGroupLimit = 200
 	maxGroupCursorLen = 64
@@ -68,7 +68,7 @@ func (s *Server) serveGroups(w *recorder, r *request) {
 		return
 	}
 	var prob *problem
-	if f.From, f.To, prob = s.timeRange(r, defaultGroupRange, maxGroupRange); prob != nil {
+	if f.From, f.To, prob = s.timeRange(r, DefaultGroupRange, MaxGroupRange); prob != nil {
 		writeProblem(w, prob)
 		return
 	}

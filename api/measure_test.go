@@ -71,8 +71,8 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/errtrail/errtrail/incidents"
 	"github.com/errtrail/errtrail/alerter"
+	"github.com/errtrail/errtrail/incidents"
 	"github.com/errtrail/errtrail/internal/testenv"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/report"

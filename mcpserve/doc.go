@@ -17,16 +17,15 @@
 //   - report: optional agent and window (from, to, or since) → the
 //     conformance report (report.Report);
 //   - incidents: optional agent, kind, open_only, window and limit → the
-//     alerter's recorded episodes.
-//
-// Error groups are not served yet: they are being built in another package;
-// a groups tool belongs here once that package has a read API.
+//     alerter's recorded episodes;
+//   - groups (when Config.Groups is set): agent, optional new_only,
+//     version and window → the agent's error groups (groups.Group).
 //
 // What the package promises:
 //
 //   - Read-only: every tool is annotated read-only and idempotent, and asks
-//     only lookup.Service, report.Reporter and incidents.Reader, which never
-//     write.
+//     only lookup.Service, report.Reporter, incidents.Reader and
+//     groups.Reader, which never write.
 //   - The same redaction as the API: stories, reports and incidents come
 //     from rows ingest redacted; check decodes the reply with KeepRaw off
 //     and answers only the decoder's typed fields and the rules table, never

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/errtrail/errtrail/groups"
 	"github.com/errtrail/errtrail/incidents"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/report"
@@ -28,6 +29,7 @@ type Config struct {
 	Lookup    lookup.Service   // required: the stories (api.Server.Services gives the gated one)
 	Reports   report.Reporter  // required: the reports
 	Incidents incidents.Reader // required: the alerter's episodes
+	Groups    groups.Reader    // the error groups; nil: no groups tool
 
 	Timeout       time.Duration    // deadline of one question to the store; 0: 30 s
 	MaxReplyBytes int              // largest reply check takes; 0: DefaultMaxReplyBytes
@@ -82,13 +84,19 @@ func New(cfg Config) (*mcp.Server, error) {
 		Description: "The episodes the alerter recorded (overload, runaway caller, limit too low, retry storm, gateway mangling, " +
 			"untyped errors, undecided) under way in a window (default the last 7 days), the latest first, with their peak figures. " +
 			"Quota alone is never an incident."}, t.incidents)
+	if cfg.Groups != nil {
+		mcp.AddTool(s, &mcp.Tool{Name: "groups", Title: "An agent's error groups", Annotations: readOnly,
+			Description: "The agent's error groups (one kind of failure: protocol, code or reason, kind, method) seen in a window " +
+				"(default the last 7 days): errors, distinct callers, first and last seen, the agent versions, one example id for lookup, " +
+				"and whether the group is new (first seen in the last hour) or a regression (back after 24 h of silence, or in a newer version)."}, t.groups)
+	}
 	return s, nil
 }
 
 const instructions = `errtrail stores the error replies that agents (A2A, MCP, AAP, AgentRelay) sent, decoded and redacted. ` +
 	`Use lookup with an id from an error reply or a ticket to learn what the error means and what to do; check to see which ` +
 	`protocol rules a reply breaks before shipping it; report for an agent's recurring rule breaks; incidents for overloads ` +
-	`and runaway callers. Everything is read-only.`
+	`and runaway callers; groups for what is new or back in an agent's errors (after a deploy). Everything is read-only.`
 
 func ptr[T any](v T) *T { return &v }
 

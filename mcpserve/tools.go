@@ -10,6 +10,7 @@ import (
 
 	"github.com/errtrail/errtrail/api"
 	"github.com/errtrail/errtrail/conformance"
+	"github.com/errtrail/errtrail/groups"
 	"github.com/errtrail/errtrail/incidents"
 	"github.com/errtrail/errtrail/internal/textout"
 	"github.com/errtrail/errtrail/lookup"
@@ -169,6 +170,48 @@ func (t *tools) incidents(ctx context.Context, _ *mcp.CallToolRequest, in Incide
 		return nil, nil, err
 	}
 	return text(b.String()), api.IncidentList{Incidents: list, From: f.From, To: f.To}, nil
+}
+
+// GroupsArgs are the groups tool's arguments.
+type GroupsArgs struct {
+	Agent   string `json:"agent" jsonschema:"the agent whose error groups are listed"`
+	NewOnly bool   `json:"new_only,omitempty" jsonschema:"only the groups new in the last hour of the window"`
+	Version string `json:"version,omitempty" jsonschema:"only the groups seen with this agent version (source.version)"`
+	Window
+}
+
+func (t *tools) groups(ctx context.Context, _ *mcp.CallToolRequest, in GroupsArgs) (*mcp.CallToolResult, any, error) {
+	if msg := checkID("agent", in.Agent, true); msg != "" {
+		return toolError(msg), nil, nil
+	}
+	if msg := checkID("version", in.Version, false); msg != "" {
+		return toolError(msg), nil, nil
+	}
+	f := groups.Filter{Agent: in.Agent, NewOnly: in.NewOnly, Version: in.Version}
+	var msg string
+	if f.From, f.To, msg = t.window(in.Window, api.DefaultGroupRange, api.MaxGroupRange); msg != "" {
+		return toolError(msg), nil, nil
+	}
+	f.Now = t.cfg.Now().UTC()
+	if f.To.Before(f.Now) {
+		f.Now = f.To
+	}
+	var list []groups.Group
+	err := t.ask(ctx, func(ctx context.Context) (err error) {
+		list, err = t.cfg.Groups.Groups(ctx, f)
+		return err
+	})
+	if err != nil {
+		return failed(err, ""), nil, nil
+	}
+	if list == nil {
+		list = []groups.Group{}
+	}
+	var b strings.Builder
+	if err := groups.WriteText(&b, list); err != nil {
+		return nil, nil, err
+	}
+	return text(b.String()), api.GroupList{Agent: in.Agent, Groups: list, From: f.From, To: f.To}, nil
 }
 
 // window reads a Window: to defaults to now, from to def before to (or

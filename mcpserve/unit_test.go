@@ -6,6 +6,7 @@ package mcpserve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/errtrail/errtrail/groups"
 	"github.com/errtrail/errtrail/incidents"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/report"
@@ -172,5 +174,85 @@ func TestUnitWindows(t *testing.T) {
 	if isErr, text := call(t, cs, "incidents", map[string]any{"kind": "overload", "open_only": true}); isErr || st.f.Kind != incidents.Overload ||
 		!st.f.OpenOnly || st.f.Limit != 200 || !st.f.From.Equal(now.Add(-7*24*time.Hour)) || !strings.Contains(text, "no incidents") {
 		t.Errorf("incidents: %v %q, %+v", isErr, text, st.f)
+	}
+}
+
+// fakeGroups answers the groups tool with list or err and records the
+// filter it was asked.
+type fakeGroups struct {
+	list []groups.Group
+	err  error
+	f    groups.Filter
+}
+
+func (g *fakeGroups) Groups(_ context.Context, f groups.Filter) ([]groups.Group, error) {
+	g.f = f
+	return g.list, g.err
+}
+
+// TestUnitGroupsTool: the groups tool is offered only with a groups
+// store; it passes agent, new_only, version and the window (7 days by
+// default) to the store, answers the groups as text and structured
+// content, refuses a missing agent or a window over 90 days without asking
+// the store, and turns a store failure into a tool error.
+func TestUnitGroupsTool(t *testing.T) {
+	st := &fakeStore{}
+	names := func(cs *mcp.ClientSession) (out []string) {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range res.Tools {
+			out = append(out, tl.Name)
+		}
+		return out
+	}
+	if got := names(connect(t, st)); strings.Contains(strings.Join(got, " "), "groups") {
+		t.Errorf("without a groups store the tools are %v; want no groups tool", got)
+	}
+	g := &fakeGroups{list: []groups.Group{{ID: "0123456789abcdef", Key: groups.Key{Agent: "billing-agent", Protocol: "a2a", Code: "TASK_NOT_FOUND", Kind: "not_found", Method: "GetTask"},
+		FirstSeen: now.Add(-30 * time.Minute), LastSeen: now.Add(-time.Minute), Count: 12, Callers: 3, Example: "err_9", State: groups.New, Why: "first seen 30 minutes ago"}}}
+	srv, err := New(Config{Lookup: st, Reports: st, Incidents: st, Groups: g, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connectTo(t, srv)
+	if got := strings.Join(names(cs), " "); !strings.Contains(got, "groups") {
+		t.Fatalf("with a groups store the tools are %v; want groups among them", got)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "groups", Arguments: map[string]any{"agent": "billing-agent", "new_only": true, "version": "1.5.0"}})
+	if err != nil || res.IsError {
+		t.Fatalf("groups: %v %+v", err, res)
+	}
+	if g.f.Agent != "billing-agent" || !g.f.NewOnly || g.f.Version != "1.5.0" || !g.f.To.Equal(now) || !g.f.From.Equal(now.Add(-7*24*time.Hour)) || !g.f.Now.Equal(now) {
+		t.Errorf("the store was asked %+v; want agent, new_only, version and the last 7 days", g.f)
+	}
+	var text string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text += tc.Text
+		}
+	}
+	if !strings.Contains(text, "TASK_NOT_FOUND") || !strings.Contains(text, "new") {
+		t.Errorf("groups text %q; want the group and its state", text)
+	}
+	if sc, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(sc), `"id":"0123456789abcdef"`) || !strings.Contains(string(sc), `"agent":"billing-agent"`) {
+		t.Errorf("structured content %s; want the group list", sc)
+	}
+	for _, c := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{}, "agent"}, // the SDK checks the schema: agent is required
+		{map[string]any{"agent": "billing-agent", "since": "2161h"}, "since must be"},
+	} {
+		g.f = groups.Filter{}
+		if isErr, text := call(t, cs, "groups", c.args); !isErr || !strings.Contains(text, c.want) || !g.f.To.IsZero() {
+			t.Errorf("groups %v: error %v, %q (store asked %+v); want a tool error saying %q, the store not asked", c.args, isErr, text, g.f, c.want)
+		}
+	}
+	g.err = &lookup.UnavailableError{Err: errors.New("dial")}
+	if isErr, text := call(t, cs, "groups", map[string]any{"agent": "billing-agent"}); !isErr || !strings.Contains(text, "retry later") {
+		t.Errorf("groups on a failing store: error %v, %q; want a tool error saying to retry later", isErr, text)
 	}
 }

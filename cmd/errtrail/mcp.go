@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/errtrail/errtrail/api"
+	"github.com/errtrail/errtrail/groups"
 	"github.com/errtrail/errtrail/incidents"
 	"github.com/errtrail/errtrail/mcpserve"
 )
@@ -120,6 +121,7 @@ caller did not send.
 	}
 	sdkLog := sdk.Logger(stderr)
 	srv, err := mcpserve.New(mcpserve.Config{Lookup: svc, Reports: gatedRep, Incidents: cfg.Incidents,
+		Groups:  groupStore{groups.Store{Conn: conn, Database: *c.chDB}},
 		Timeout: cfg.RequestTimeout, MaxReplyBytes: *maxReply, Logger: sdkLog})
 	if err != nil {
 		fmt.Fprintln(stderr, "errtrail mcp:", err)

@@ -132,7 +132,9 @@ func (f *mcpFixture) args(extra ...string) []string {
 func (f *mcpFixture) serveHTTP(t *testing.T) string {
 	t.Helper()
 	addr := stackload.ClosedPort(t)
-	cmd := exec.Command(f.bin, f.args("--mcp.listen", addr, "--auth.tokens-env", "ERRTRAIL_MCP_TEST_TOKENS")...)
+	cmd := exec.Command(f.bin, f.args("--mcp.listen", addr, "--auth.tokens-env", "ERRTRAIL_MCP_TEST_TOKENS",
+		// Every client of the test is one client of the limiter: room for all their calls.
+		"--ratelimit.burst", "400")...)
 	cmd.Env = append(os.Environ(), "ERRTRAIL_MCP_TEST_TOKENS="+mcpToken)
 	var stderr syncBuf
 	cmd.Stderr = &stderr
@@ -203,6 +205,7 @@ func mcpCalls() [][2]any {
 		{"lookup", map[string]any{"id": "no-such-id-9c1e"}},
 		{"report", map[string]any{"agent": "mcp-agent", "since": "900h"}},
 		{"lookup", map[string]any{"id": 42}},
+		{"groups", map[string]any{"agent": "mcp-agent"}},
 	}
 }
 
@@ -282,6 +285,27 @@ func checkAnswers(t *testing.T, who string, raw []json.RawMessage) {
 	if a := ans[3]; a.IsError || json.Unmarshal(a.StructuredContent, &inc) != nil || len(inc.Incidents) != 1 || inc.Incidents[0].Kind != "overload" {
 		t.Errorf("%s: incidents: error %v, %+v: %s", who, a.IsError, inc, a.text())
 	}
+	var grp struct {
+		Agent  string
+		Groups []struct {
+			Agent string
+			Count uint64
+		}
+	}
+	if a := ans[9]; a.IsError || json.Unmarshal(a.StructuredContent, &grp) != nil || grp.Agent != "mcp-agent" || len(grp.Groups) == 0 {
+		t.Errorf("%s: groups: error %v, %+v: %s", who, a.IsError, grp, a.text())
+	} else {
+		var n uint64
+		for _, g := range grp.Groups {
+			if g.Agent != "mcp-agent" {
+				t.Errorf("%s: groups: a group of %q in mcp-agent's list", who, g.Agent)
+			}
+			n += g.Count
+		}
+		if n != 2 {
+			t.Errorf("%s: groups count %d errors; want the 2 stored", who, n)
+		}
+	}
 	// Bad arguments: tool errors that say what to change, no structured answer.
 	for i, want := range map[int]string{4: "bytes, more than the", 5: "longer than any id", 6: "no stored error reply carries this id", 7: "at most 31 days", 8: "id"} {
 		if a := ans[i]; !a.IsError || !strings.Contains(a.text(), want) || len(a.StructuredContent) > 0 && string(a.StructuredContent) != "null" {
@@ -316,8 +340,8 @@ func goCalls(t *testing.T, tr mcp.Transport, version string) ([]json.RawMessage,
 			t.Errorf("tool %s is not annotated read-only", tl.Name)
 		}
 	}
-	if fmt.Sprint(names) != "[check incidents lookup report]" {
-		t.Errorf("tools %v; want check, incidents, lookup, report", names)
+	if fmt.Sprint(names) != "[check groups incidents lookup report]" {
+		t.Errorf("tools %v; want check, groups, incidents, lookup, report", names)
 	}
 	var out []json.RawMessage
 	for _, c := range mcpCalls() {
@@ -521,8 +545,8 @@ func testMCPPython(t *testing.T, f *mcpFixture) {
 			if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 				t.Fatalf("%v: %s", err, stdout.String())
 			}
-			if out.ProtocolVersion != c.want || fmt.Sprint(out.Tools) != "[check incidents lookup report]" {
-				t.Errorf("version %s, tools %v; want %s and the four tools", out.ProtocolVersion, out.Tools, c.want)
+			if out.ProtocolVersion != c.want || fmt.Sprint(out.Tools) != "[check groups incidents lookup report]" {
+				t.Errorf("version %s, tools %v; want %s and the five tools", out.ProtocolVersion, out.Tools, c.want)
 			}
 			checkAnswers(t, "python "+c.name, out.Calls)
 		})
