@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/errtrail/errtrail/parse"
@@ -164,5 +165,37 @@ func TestDecodeKafkaHeaders(t *testing.T) {
 	})
 	if len(got) != 2 || got[0] != "" || got[1] != "" {
 		t.Errorf("the previous message's headers leaked into the next: %q", got)
+	}
+}
+
+// TestDecodeServiceVersion: the resource's service.version is the
+// record's source_version (error groups' regressions by version), marked
+// inferred; a resource without it leaves source_version empty.
+func TestDecodeServiceVersion(t *testing.T) {
+	var td tracepb.TracesData
+	if err := proto.Unmarshal(spans(1, 0), &td); err != nil {
+		t.Fatal(err)
+	}
+	td.ResourceSpans[0].Resource = &resourcepb.Resource{Attributes: []*commonpb.KeyValue{strAttr("service.name", "weather-mcp"), strAttr("service.version", "2.4.1")}}
+	withVersion, err := proto.Marshal(&td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		msg  []byte
+		want string
+	}{{withVersion, "2.4.1"}, {spans(1, 0), ""}} {
+		var got []*parse.Record
+		_, err := NewDecoder(Config{}).Decode(c.msg, nil, Format{Traces, Proto}, 1, func(_ uint32, rec *parse.Record, _ *parse.DecodeError) {
+			r := *rec
+			got = append(got, &r)
+		})
+		if err != nil || len(got) != 1 {
+			t.Fatalf("%d records, %v", len(got), err)
+		}
+		inferred := strings.Contains(strings.Join(got[0].Inferred, " "), "source_version")
+		if got[0].SourceVersion != c.want || inferred != (c.want != "") {
+			t.Errorf("source_version %q (inferred %v: %v); want %q", got[0].SourceVersion, inferred, got[0].Inferred, c.want)
+		}
 	}
 }

@@ -54,6 +54,7 @@ const (
 	fKafka
 	fSourceKind
 	fSourceID
+	fSourceVersion
 	fAgent
 	fEndpoint
 	fCaller
@@ -100,6 +101,7 @@ var Fields = [nFields]Mapping{
 	fKafka:           {"kafka_topic, kafka_partition, kafka_offset, kafka_index", FromPipeline, nil, "kafka_index is the record's place among the message's spans (or log records), counting every one"},
 	fSourceKind:      {"source_kind", FromAttr, []string{AttrSourceKind}, "else the Kafka header errtrail-source-kind, else the span kind: SERVER is agent, CLIENT is client; log records: agent"},
 	fSourceID:        {"source_id", FromResource, []string{"service.instance.id"}, "else the Kafka header errtrail-source-id"},
+	fSourceVersion:   {"source_version", FromResource, []string{"service.version"}, "the agent's version, for error groups' regressions"},
 	fAgent:           {"agent", FromAttr, []string{"gen_ai.agent.name", "service.name"}, "on a CLIENT span server.address comes before service.name (the service is the caller there); else the Kafka header errtrail-agent"},
 	fEndpoint:        {"endpoint", FromAttr, []string{"url.full"}, "kept as scheme, host and route"},
 	fCaller:          {"caller", FromAttr, []string{"enduser.id"}, "the attribute is configurable (--otlp.caller-attribute; client.address is the other candidate); else the Kafka header errtrail-caller"},

@@ -96,6 +96,7 @@ func (b *builder) build(d *Decoder, it *item, kafkaTimeMS int64, rec *parse.Reco
 	if rec.SourceID == "" {
 		rec.SourceID = b.hdrSourceID
 	}
+	set(&rec.SourceVersion, fSourceVersion, text(a.findRes(attrs(fSourceVersion)[0])))
 	agentKeys := attrs(fAgent) // gen_ai.agent.name, service.name
 	agent := a.strKey(agentKeys[0])
 	if agent == "" && it.kind == tracepb.Span_SPAN_KIND_CLIENT {
