@@ -119,14 +119,16 @@ func count(t *testing.T, conn driver.Conn, query string, args ...any) uint64 {
 func TestMigrateIsIdempotent(t *testing.T) {
 	conn, opts, v := openDB(t)
 	first := migrate(t, conn, opts)
-	if fmt.Sprint(first.Applied) != "[1 2 3 4 5 6 7]" || first.Server != v {
-		t.Fatalf("first Migrate: %+v; want versions 1-7 applied", first)
+	if fmt.Sprint(first.Applied) != "[1 2 3 4 5 6 7 10]" || first.Server != v {
+		t.Fatalf("first Migrate: %+v; want versions 1-7 and 10 applied", first)
 	}
 	second := migrate(t, conn, opts)
-	if len(second.Applied) != 0 || fmt.Sprint(second.Current) != "[1 2 3 4 5 6 7]" {
-		t.Fatalf("second Migrate: %+v; want nothing applied, 1-7 current", second)
+	if len(second.Applied) != 0 || fmt.Sprint(second.Current) != "[1 2 3 4 5 6 7 10]" || len(second.Repaired) != 0 {
+		t.Fatalf("second Migrate: %+v; want nothing applied or repaired, 1-7 and 10 current", second)
 	}
-	// Run every statement once more by hand: IF NOT EXISTS makes each a no-op.
+	// Run every statement once more by hand, in order: IF NOT EXISTS makes
+	// each a no-op, and mv4_errors_1m, created again by 003's statement, is
+	// dropped again by 010's.
 	for _, m := range Render(v, opts) {
 		for _, st := range m.Statements {
 			if err := conn.Exec(context.Background(), st); err != nil {
@@ -134,11 +136,11 @@ func TestMigrateIsIdempotent(t *testing.T) {
 			}
 		}
 	}
-	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".schema_migrations FINAL"); n != 7 {
-		t.Errorf("schema_migrations has %d rows; want 7", n)
+	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".schema_migrations FINAL"); n != 8 {
+		t.Errorf("schema_migrations has %d rows; want 8", n)
 	}
-	want := []string{"alerter_minutes", "callers_1m", "dead_letter", "error_lookup", "errors", "errors_1m", "findings_1h", "incidents", "ingest_progress", "landing",
-		"mv1_errors", "mv2_dead_letter", "mv3_error_lookup", "mv4_errors_1m", "mv5_outcomes_1m", "mv6_callers_1m",
+	want := []string{"alerter_minutes", "callers_1m", "dead_letter", "error_lookup", "errors", "errors_1m", "errors_1m_v2", "findings_1h", "incidents", "ingest_progress", "landing",
+		"mv1_errors", "mv2_dead_letter", "mv3_error_lookup", "mv4_errors_1m_v2", "mv5_outcomes_1m", "mv6_callers_1m",
 		"mv7_findings_1h", "mv9_ingest_progress", "outcomes_1m", "schema_migrations"}
 	var got []string
 	rows, err := conn.Query(context.Background(), "SELECT name FROM system.tables WHERE database = ? ORDER BY name", opts.Database)
@@ -185,8 +187,8 @@ func TestMigrateRecreatesMissingObjects(t *testing.T) {
 	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".errors"); n != 1 {
 		t.Errorf("errors holds %d rows after the repair; want the 1 stored before", n)
 	}
-	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".schema_migrations FINAL"); n != 7 {
-		t.Errorf("schema_migrations has %d rows; want 7 (a repair records nothing)", n)
+	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".schema_migrations FINAL"); n != 8 {
+		t.Errorf("schema_migrations has %d rows; want 8 (a repair records nothing)", n)
 	}
 	if again := migrate(t, conn, opts); len(again.Repaired) != 0 {
 		t.Errorf("a second Migrate repaired %v; want nothing", again.Repaired)
@@ -290,15 +292,18 @@ func TestViewsFillEveryTable(t *testing.T) {
 	var n, withRA, untyped uint64
 	var raSum int64
 	if err := conn.QueryRow(ctx, "SELECT sum(n), sum(with_retry_after), sum(retry_after_ms_sum), sum(untyped_5xx) FROM "+db+
-		".errors_1m WHERE agent = 'a1' AND kind = 'quota' AND limit_name = 'per_caller' AND minute = toStartOfMinute(?)", now).
+		".errors_1m_v2 WHERE agent = 'a1' AND kind = 'quota' AND limit_name = 'per_caller' AND minute = toStartOfMinute(?)", now).
 		Scan(&n, &withRA, &raSum, &untyped); err != nil {
 		t.Fatal(err)
 	}
 	if n != 2 || withRA != 2 || raSum != 24000 || untyped != 0 {
-		t.Errorf("errors_1m for a1/quota: n=%d with_retry_after=%d retry_after_ms_sum=%d untyped_5xx=%d; want 2 2 24000 0", n, withRA, raSum, untyped)
+		t.Errorf("errors_1m_v2 for a1/quota: n=%d with_retry_after=%d retry_after_ms_sum=%d untyped_5xx=%d; want 2 2 24000 0", n, withRA, raSum, untyped)
 	}
-	if u := count(t, conn, "SELECT sum(untyped_5xx) FROM "+db+".errors_1m WHERE agent = 'a2'"); u != 1 {
-		t.Errorf("errors_1m untyped_5xx for a2 = %d; want 1", u)
+	if u := count(t, conn, "SELECT sum(untyped_5xx) FROM "+db+".errors_1m_v2 WHERE agent = 'a2'"); u != 1 {
+		t.Errorf("errors_1m_v2 untyped_5xx for a2 = %d; want 1", u)
+	}
+	if n := count(t, conn, "SELECT count() FROM "+db+".errors_1m"); n != 0 {
+		t.Errorf("errors_1m got %d rows on a database migrated to 010; want none (its view is gone)", n)
 	}
 	if a := count(t, conn, "SELECT sum(n) FROM "+db+".outcomes_1m WHERE outcome = 'accepted' AND kafka_topic = 't'"); a != 3 {
 		t.Errorf("outcomes_1m accepted = %d; want 3", a)
@@ -398,7 +403,7 @@ func TestRetainDropsOldPartitions(t *testing.T) {
 		byTable[d.Table]++
 	}
 	// errors loses the 40- and 120-day-old days, dead_letter its 40-day-old
-	// day; errors_1m (90 days by default) only the 120-day-old day;
+	// day; errors_1m_v2 (90 days by default) only the 120-day-old day;
 	// error_lookup, partitioned by month, only the month that lies wholly
 	// before the cutoff (the 40-day-old row shares the cutoff's month).
 	cutoffMonth := now.UTC().AddDate(0, 0, -30).Format("200601")
@@ -409,7 +414,7 @@ func TestRetainDropsOldPartitions(t *testing.T) {
 		}
 	}
 	wantLookup := len(months)
-	want := map[string]int{TableErrors: 2, TableErrorLookup: wantLookup, TableDeadLetter: 1, TableErrors1m: 1,
+	want := map[string]int{TableErrors: 2, TableErrorLookup: wantLookup, TableDeadLetter: 1, TableErrors1mV2: 1,
 		TableCallers1m: 1, TableFindings1h: 1}
 	if fmt.Sprint(byTable) != fmt.Sprint(want) {
 		t.Errorf("Retain dropped %v; want %v", byTable, want)
@@ -420,8 +425,8 @@ func TestRetainDropsOldPartitions(t *testing.T) {
 	if n := count(t, conn, "SELECT count() FROM "+db+".dead_letter"); n != 1 {
 		t.Errorf("dead_letter keeps %d rows; want 1", n)
 	}
-	if n := count(t, conn, "SELECT sum(n) FROM "+db+".errors_1m"); n != 2 {
-		t.Errorf("errors_1m keeps %d; want 2 (new + 40 days old)", n)
+	if n := count(t, conn, "SELECT sum(n) FROM "+db+".errors_1m_v2"); n != 2 {
+		t.Errorf("errors_1m_v2 keeps %d; want 2 (new + 40 days old)", n)
 	}
 	for rollup, col := range map[string]string{TableCallers1m: "minute", TableFindings1h: "hour"} {
 		if n := count(t, conn, "SELECT count() FROM "+db+"."+rollup+" WHERE toDate("+col+") < today() - 90"); n != 0 {

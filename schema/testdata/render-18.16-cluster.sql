@@ -654,3 +654,72 @@ CREATE TABLE IF NOT EXISTS errtrail.incidents ON CLUSTER errtrail_cluster
 )
 ENGINE = Distributed(errtrail_cluster, errtrail, incidents_local, cityHash64(kind, agent, caller, reason));
 
+-- 010 errors_1m_v2 without caller (checksum 95896864701a0743d95f18a30341831b348accaa8053fe9088ffabed4a1bc415)
+CREATE TABLE IF NOT EXISTS errtrail.errors_1m_v2_local ON CLUSTER errtrail_cluster
+(
+    agent String,
+    minute DateTime,
+    kind String,
+    method String,
+    protocol String,
+    binding String,
+    code String,
+    reason String,
+    http_status UInt16,
+    grpc_status String,
+    limit_name String,
+    typed UInt8,
+    n UInt64,
+    retry_after_ms_sum Int64,
+    with_retry_after UInt64,
+    untyped_5xx UInt64
+)
+ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/errtrail/errors_1m_v2_local', '{replica}', (n, retry_after_ms_sum, with_retry_after, untyped_5xx))
+PARTITION BY toYYYYMMDD(minute)
+ORDER BY (agent, minute, kind, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed);
+
+CREATE TABLE IF NOT EXISTS errtrail.errors_1m_v2 ON CLUSTER errtrail_cluster
+(
+    agent String,
+    minute DateTime,
+    kind String,
+    method String,
+    protocol String,
+    binding String,
+    code String,
+    reason String,
+    http_status UInt16,
+    grpc_status String,
+    limit_name String,
+    typed UInt8,
+    n UInt64,
+    retry_after_ms_sum Int64,
+    with_retry_after UInt64,
+    untyped_5xx UInt64
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, errors_1m_v2_local, rand());
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv4_errors_1m_v2 ON CLUSTER errtrail_cluster TO errtrail.errors_1m_v2_local AS
+SELECT
+    agent,
+    toStartOfMinute(observed_at) AS minute,
+    kind,
+    method,
+    protocol,
+    binding,
+    code,
+    reason,
+    http_status,
+    grpc_status,
+    limit_name,
+    typed,
+    count() AS n,
+    sumIf(retry_after_ms, retry_after_ms >= 0) AS retry_after_ms_sum,
+    countIf(retry_after_ms >= 0) AS with_retry_after,
+    countIf(typed = 0 AND (http_status >= 500 OR grpc_status IN ('UNKNOWN', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'DEADLINE_EXCEEDED', 'UNIMPLEMENTED'))) AS untyped_5xx
+FROM errtrail.landing_local
+WHERE dead = 0
+GROUP BY agent, minute, kind, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed;
+
+DROP TABLE IF EXISTS errtrail.mv4_errors_1m ON CLUSTER errtrail_cluster;
+

@@ -435,3 +435,52 @@ PARTITION BY toYYYYMM(started_at)
 ORDER BY (agent, kind, caller, reason, started_at)
 TTL last_seen_at + INTERVAL 90 DAY;
 
+-- 010 errors_1m_v2 without caller (checksum 8c862e89ae28332d9c0f345537cd40c294d2e7c7224bb42ec365d0533a054fbe)
+CREATE TABLE IF NOT EXISTS errtrail.errors_1m_v2
+(
+    agent LowCardinality(String),
+    minute DateTime CODEC(Delta, ZSTD(1)),
+    kind LowCardinality(String),
+    method LowCardinality(String),
+    protocol LowCardinality(String),
+    binding LowCardinality(String),
+    code LowCardinality(String),
+    reason LowCardinality(String),
+    http_status UInt16,
+    grpc_status LowCardinality(String),
+    limit_name LowCardinality(String),
+    typed UInt8,
+    n UInt64,
+    retry_after_ms_sum Int64,
+    with_retry_after UInt64,
+    untyped_5xx UInt64
+)
+ENGINE = SummingMergeTree((n, retry_after_ms_sum, with_retry_after, untyped_5xx))
+PARTITION BY toYYYYMMDD(minute)
+ORDER BY (agent, minute, kind, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed)
+TTL minute + INTERVAL 90 DAY;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv4_errors_1m_v2 TO errtrail.errors_1m_v2 AS
+SELECT
+    agent,
+    toStartOfMinute(observed_at) AS minute,
+    kind,
+    method,
+    protocol,
+    binding,
+    code,
+    reason,
+    http_status,
+    grpc_status,
+    limit_name,
+    typed,
+    count() AS n,
+    sumIf(retry_after_ms, retry_after_ms >= 0) AS retry_after_ms_sum,
+    countIf(retry_after_ms >= 0) AS with_retry_after,
+    countIf(typed = 0 AND (http_status >= 500 OR grpc_status IN ('UNKNOWN', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'DEADLINE_EXCEEDED', 'UNIMPLEMENTED'))) AS untyped_5xx
+FROM errtrail.landing
+WHERE dead = 0
+GROUP BY agent, minute, kind, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed;
+
+DROP TABLE IF EXISTS errtrail.mv4_errors_1m;
+
