@@ -550,6 +550,12 @@ func (r *renderer) errorsMinutesView(name, target string, dims []string) string 
 // what was inserted before this migration, errors_1m_v2 what was inserted
 // after it; docs/schema.md, "errors_1m_v2"). The old table is kept until
 // its rows are past the rollup retention.
+//
+// In the old view's place stays a Null table of its name, which no insert
+// reaches: an older errtrail's Migrate, which knows only migrations up to
+// 007, repairs every object of theirs it finds missing, and would put the
+// old view back on landing (every reply counted twice from then on) when
+// an older ingester restarts during a rolling upgrade.
 func (r *renderer) errorsMinutesWithoutCaller() []string {
 	cols := append(append([]col{}, errors1mV2Dims...), errors1mSums...)
 	dims := names(errors1mV2Dims)
@@ -563,7 +569,9 @@ func (r *renderer) errorsMinutesWithoutCaller() []string {
 	// Order: no dependency of its own; sorts before viewIngestProgress,
 	// which must follow it (landingViews).
 	out = append(out, r.errorsMinutesView(viewErrors1mV2, TableErrors1mV2, dims))
-	return append(out, fmt.Sprintf("DROP TABLE IF EXISTS %s%s", r.q(viewErrors1m), r.onCluster()))
+	return append(out,
+		fmt.Sprintf("DROP TABLE IF EXISTS %s%s", r.q(viewErrors1m), r.onCluster()),
+		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s%s\n(\n    dropped_by_migration_010 UInt8\n)\nENGINE = Null", r.q(viewErrors1m), r.onCluster()))
 }
 
 func (r *renderer) ingestProgress() []string {

@@ -62,7 +62,9 @@ func minuteCounts(t *testing.T, conn driver.Conn, q string) map[string]uint64 {
 // agent, minute and kind counts what errors holds: nothing lost at the seam
 // and nothing counted twice. The old table keeps exactly the rows before
 // the migration and gets none after it; errors_1m_v2 gets exactly those
-// after. A second Migrate does not put the old view back.
+// after. Neither a second Migrate nor an older errtrail's (which repairs
+// the objects of migrations up to 007 it finds missing) puts the old view
+// back.
 func TestUpgradeTo010CountsEveryEventOnce(t *testing.T) {
 	conn, opts, v := openDB(t)
 	migrateUpTo(t, conn, opts, v, 7)
@@ -93,7 +95,7 @@ func TestUpgradeTo010CountsEveryEventOnce(t *testing.T) {
 	}
 	views := func() string {
 		var names []string
-		rows, err := conn.Query(context.Background(), "SELECT name FROM system.tables WHERE database = ? AND name LIKE 'mv4%' ORDER BY name", db)
+		rows, err := conn.Query(context.Background(), "SELECT name FROM system.tables WHERE database = ? AND engine = 'MaterializedView' AND name LIKE 'mv4%' ORDER BY name", db)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,6 +111,20 @@ func TestUpgradeTo010CountsEveryEventOnce(t *testing.T) {
 	}
 	if got := views(); got != "[mv4_errors_1m_v2]" {
 		t.Fatalf("views of the errors rollup after 010: %s; want only mv4_errors_1m_v2", got)
+	}
+	// An older errtrail's Migrate (migrations up to 007, every statement)
+	// repairs what it finds missing: it must find nothing, or it would put
+	// mv4_errors_1m back on landing.
+	have, err := localObjects(context.Background(), conn, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range Render(v, opts) {
+		if m.Version <= 7 {
+			if missing := missingObjects(m, have); len(missing) > 0 {
+				t.Errorf("an older Migrate would re-create %v of migration %03d", missing, m.Version)
+			}
+		}
 	}
 
 	// Late replies for the minutes counted before the migration, and new ones.

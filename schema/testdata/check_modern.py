@@ -229,7 +229,7 @@ def upgrade(spec, lit, defaults, cols):
         insert("a", "c2", "quota", ago)
         insert("b", "c1", "internal", ago)
     run(lambda v: v > 7)
-    views = sorted(r["name"] for r in rows("SELECT name FROM system.tables WHERE database='%s' AND name LIKE 'mv4%%'" % db))
+    views = sorted(r["name"] for r in rows("SELECT name FROM system.tables WHERE database='%s' AND engine = 'MaterializedView' AND name LIKE 'mv4%%'" % db))
     check(views == ["mv4_errors_1m_v2"], "upgrade: only mv4_errors_1m_v2 after 010: %s" % views)
     for ago in (290, 230, 170, 60):  # late replies for the minutes counted before, and a new minute
         insert("a", "c3", "quota", ago)

@@ -654,7 +654,7 @@ CREATE TABLE IF NOT EXISTS errtrail.incidents ON CLUSTER errtrail_cluster
 )
 ENGINE = Distributed(errtrail_cluster, errtrail, incidents_local, cityHash64(kind, agent, caller, reason));
 
--- 010 errors_1m_v2 without caller (checksum 95896864701a0743d95f18a30341831b348accaa8053fe9088ffabed4a1bc415)
+-- 010 errors_1m_v2 without caller (checksum a129788e11ea77f18bfb914bfa4a29a71b7f1fb20111ce5ce7c807929b94f30b)
 CREATE TABLE IF NOT EXISTS errtrail.errors_1m_v2_local ON CLUSTER errtrail_cluster
 (
     agent String,
@@ -722,4 +722,10 @@ WHERE dead = 0
 GROUP BY agent, minute, kind, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed;
 
 DROP TABLE IF EXISTS errtrail.mv4_errors_1m ON CLUSTER errtrail_cluster;
+
+CREATE TABLE IF NOT EXISTS errtrail.mv4_errors_1m ON CLUSTER errtrail_cluster
+(
+    dropped_by_migration_010 UInt8
+)
+ENGINE = Null;
 

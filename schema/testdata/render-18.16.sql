@@ -426,7 +426,7 @@ ENGINE = ReplacingMergeTree(version)
 PARTITION BY toYYYYMM(started_at)
 ORDER BY (agent, kind, caller, reason, started_at);
 
--- 010 errors_1m_v2 without caller (checksum 8fa1793db732d7ee4b7bff1d013bc81c08b48127373e2ed61c3ae2f842e709db)
+-- 010 errors_1m_v2 without caller (checksum d20aa91e9f239ff142301dc66be1bfdbc12582758a27db851d193d8635df14a8)
 CREATE TABLE IF NOT EXISTS errtrail.errors_1m_v2
 (
     agent String,
@@ -473,4 +473,10 @@ WHERE dead = 0
 GROUP BY agent, minute, kind, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed;
 
 DROP TABLE IF EXISTS errtrail.mv4_errors_1m;
+
+CREATE TABLE IF NOT EXISTS errtrail.mv4_errors_1m
+(
+    dropped_by_migration_010 UInt8
+)
+ENGINE = Null;
 

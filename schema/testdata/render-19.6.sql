@@ -435,7 +435,7 @@ PARTITION BY toYYYYMM(started_at)
 ORDER BY (agent, kind, caller, reason, started_at)
 TTL last_seen_at + INTERVAL 90 DAY;
 
--- 010 errors_1m_v2 without caller (checksum 8c862e89ae28332d9c0f345537cd40c294d2e7c7224bb42ec365d0533a054fbe)
+-- 010 errors_1m_v2 without caller (checksum fec2195ac76c8c893465e4e555634817827ce0c8f64a6267ecaa83b1c60cab05)
 CREATE TABLE IF NOT EXISTS errtrail.errors_1m_v2
 (
     agent LowCardinality(String),
@@ -483,4 +483,10 @@ WHERE dead = 0
 GROUP BY agent, minute, kind, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed;
 
 DROP TABLE IF EXISTS errtrail.mv4_errors_1m;
+
+CREATE TABLE IF NOT EXISTS errtrail.mv4_errors_1m
+(
+    dropped_by_migration_010 UInt8
+)
+ENGINE = Null;
 

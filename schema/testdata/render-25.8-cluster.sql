@@ -667,7 +667,7 @@ CREATE TABLE IF NOT EXISTS errtrail.incidents ON CLUSTER errtrail_cluster
 )
 ENGINE = Distributed(errtrail_cluster, errtrail, incidents_local, cityHash64(kind, agent, caller, reason));
 
--- 010 errors_1m_v2 without caller (checksum 62a51e48d7b451b198cf39d453c8c5432937ffe6908a04822ccda8a932b0d354)
+-- 010 errors_1m_v2 without caller (checksum ae5f8c54bba858b06d5b459d9ef30054cc28f5c217ac79570760ca975118813a)
 CREATE TABLE IF NOT EXISTS errtrail.errors_1m_v2_local ON CLUSTER errtrail_cluster
 (
     agent LowCardinality(String),
@@ -736,4 +736,10 @@ WHERE dead = 0
 GROUP BY agent, minute, kind, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed;
 
 DROP TABLE IF EXISTS errtrail.mv4_errors_1m ON CLUSTER errtrail_cluster;
+
+CREATE TABLE IF NOT EXISTS errtrail.mv4_errors_1m ON CLUSTER errtrail_cluster
+(
+    dropped_by_migration_010 UInt8
+)
+ENGINE = Null;
 

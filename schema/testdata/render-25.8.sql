@@ -445,7 +445,7 @@ PARTITION BY toYYYYMM(started_at)
 ORDER BY (agent, kind, caller, reason, started_at)
 TTL last_seen_at + INTERVAL 90 DAY;
 
--- 010 errors_1m_v2 without caller (checksum 746864005389bc4cadab024044f4821763216d6c33b361bddde2263b385e1691)
+-- 010 errors_1m_v2 without caller (checksum c97c20e226f65e7ad1c61baf6bb6cb745b6bcefca6e8aa1b341a18829b60098a)
 CREATE TABLE IF NOT EXISTS errtrail.errors_1m_v2
 (
     agent LowCardinality(String),
@@ -494,4 +494,10 @@ WHERE dead = 0
 GROUP BY agent, minute, kind, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed;
 
 DROP TABLE IF EXISTS errtrail.mv4_errors_1m;
+
+CREATE TABLE IF NOT EXISTS errtrail.mv4_errors_1m
+(
+    dropped_by_migration_010 UInt8
+)
+ENGINE = Null;
 
