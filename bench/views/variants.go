@@ -52,8 +52,10 @@ func allVariants() []variant {
 	vs = append(vs,
 		variant{name: "lookup-3ids", base: "none", msg: 100, editView: "mv3_error_lookup", edit: lookupOnly("error_id", "request_id", "event_id")},
 		// The schema before migration 010: errors_1m with caller in its key
-		// instead of errors_1m_v2.
-		variant{name: "old-errors_1m", base: "none", msg: 100, drop: []string{"mv4_errors_1m_v2"}, add: []string{"mv4_errors_1m"}},
+		// instead of errors_1m_v2. 010 leaves a Null table named
+		// mv4_errors_1m, dropped first, or the view's IF NOT EXISTS would
+		// create nothing.
+		variant{name: "old-errors_1m", base: "none", msg: 100, drop: []string{"mv4_errors_1m_v2", "mv4_errors_1m"}, add: []string{"mv4_errors_1m"}},
 		variant{name: "msg-8k", base: "none-8k", msg: 8 << 10},
 		variant{name: "msg-64k", base: "none-64k", msg: 64 << 10},
 		variant{name: "msg-64k-cap8k", base: "none-64k", msg: 64 << 10, editView: "mv1_errors", edit: capMessage(8 << 10)},
