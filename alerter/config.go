@@ -9,7 +9,7 @@ import (
 // Config holds the windows and thresholds of every verdict. The defaults are
 // explained, scenario by scenario, in docs/alerting.md.
 type Config struct {
-	// Bucket is the resolution of the counts: 1m reads the errors_1m rollup,
+	// Bucket is the resolution of the counts: 1m reads the callers_1m rollup,
 	// anything shorter reads the raw errors table (time-compressed tests).
 	Bucket time.Duration
 	// Window is the current (sliding) window: exactly the last Window
@@ -143,7 +143,7 @@ func DefaultConfig() Config {
 
 // RegisterFlags binds c's fields to flags on fs, with c's values as defaults.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	fs.DurationVar(&c.Bucket, "window.bucket", c.Bucket, "count resolution; 1m reads the errors_1m rollup, shorter reads raw errors (tests)")
+	fs.DurationVar(&c.Bucket, "window.bucket", c.Bucket, "count resolution; 1m reads the callers_1m rollup, shorter reads raw errors (tests)")
 	fs.DurationVar(&c.Window, "window.current", c.Window, "current sliding window")
 	fs.DurationVar(&c.Baseline, "window.baseline", c.Baseline, "trailing baseline before the current window (medians)")
 	fs.DurationVar(&c.History.Min, "history.min", c.History.Min, "known baseline needed before a caller is judged against its own past (else against its peers)")

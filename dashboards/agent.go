@@ -37,7 +37,7 @@ ORDER BY time`
 func Agent() *dashboard.DashboardBuilder {
 	agentVar := dashboard.NewQueryVariableBuilder("agent").Label("Agent").
 		Datasource(chRef()).
-		Query(dashboard.StringOrMap{String: cog.ToPtr("SELECT DISTINCT agent FROM ${database}.errors_1m WHERE $__timeFilter(minute) ORDER BY agent")}).
+		Query(dashboard.StringOrMap{String: cog.ToPtr("SELECT DISTINCT agent FROM ${database}.callers_1m WHERE $__timeFilter(minute) ORDER BY agent")}).
 		Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
 		Sort(dashboard.VariableSortAlphabeticalAsc).
 		AllowCustomValue(true)
@@ -77,13 +77,18 @@ func Agent() *dashboard.DashboardBuilder {
 			OverrideByName("callers seeing overload", []dashboard.DynamicConfigValue{{Id: "custom.axisPlacement", Value: "right"}, {Id: "unit", Value: "none"}}).
 			Legend(legendTable("mean", "max", "last")).Height(9).Span(12)).
 		WithPanel(ts("Errors/s by kind").
-			Description("From errors_1m: the full history the alerter's window slides over.").
+			Description("From errors_1m and errors_1m_v2: the full history the alerter's window slides over. With a caller: that caller's from callers_1m, as quota, overload and other (every other kind).").
 			Datasource(chRef()).Interval("1m").
 			WithTarget(CH(TimeSeries, fmt.Sprintf(`SELECT %s AS ts, kind, sum(n) / $__interval_s AS errors_per_s
-FROM ${database}.errors_1m
-WHERE $__timeFilter(minute) AND %s
+FROM (
+    SELECT minute, kind, n FROM %s
+    UNION ALL
+    %s
+)
 GROUP BY ts, kind
-ORDER BY ts, kind`, bucket("minute"), agentFilter))).
+ORDER BY ts, kind`, bucket("minute"),
+				errorMinutes("minute, kind, n", "$__timeFilter(minute) AND "+agentOnly+" AND "+noCaller),
+				callerClassRows("$__timeFilter(minute) AND "+agentOnly+" AND "+oneCaller)))).
 			DisplayName("${__field.labels.kind}").
 			Unit("reqps").Stacking(stacked()).FillOpacity(60).
 			Legend(legendTable("mean", "max")).Height(9).Span(12)).
@@ -96,39 +101,44 @@ ORDER BY ts, kind`, bucket("minute"), agentFilter))).
 			OverrideByName("verdict limit too low", []dashboard.DynamicConfigValue{{Id: "custom.axisPlacement", Value: "right"}, {Id: "unit", Value: "none"}}).
 			Legend(legendTable("mean", "max", "last")).Height(9).Span(12)).
 		WithPanel(ts("Quota rejections by limit").
-			Description("From errors_1m: quota replies per second by the limit the reply named (limit_name), '(none)' when it named none.").
+			Description("Quota replies per second by the limit the reply named (limit_name), '(none)' when it named none: from errors_1m and errors_1m_v2, or, with a caller, that caller's from errors.").
 			Datasource(chRef()).Interval("1m").
 			WithTarget(CH(TimeSeries, fmt.Sprintf(`SELECT %s AS ts, if(limit_name = '', '(none)', limit_name) AS quota_limit, sum(n) / $__interval_s AS rejections_per_s
-FROM ${database}.errors_1m
-WHERE $__timeFilter(minute) AND %s AND kind = 'quota'
+FROM (
+    SELECT minute, limit_name, n FROM %s
+    UNION ALL
+    SELECT toStartOfMinute(observed_at) AS minute, limit_name, toUInt64(1) AS n
+    FROM ${database}.errors
+    WHERE $__timeFilter(observed_at) AND %s AND %s AND kind = 'quota'
+)
 GROUP BY ts, quota_limit
-ORDER BY ts, quota_limit`, bucket("minute"), agentFilter))).
+ORDER BY ts, quota_limit`, bucket("minute"),
+				errorMinutes("minute, limit_name, n", "$__timeFilter(minute) AND "+agentOnly+" AND kind = 'quota' AND "+noCaller),
+				agentOnly, oneCaller))).
 			DisplayName("${__field.labels.quota_limit}").
 			Unit("reqps").Legend(legendTable("mean", "max")).Height(9).Span(12)).
 		WithRow(row("Callers")).
 		WithPanel(table.NewPanelBuilder().Title("Callers").
-			Description("The agent's callers in the range by kind; avg_retry_after_s is the mean delay the replies asked for.").
+			Description("From callers_1m: the agent's callers in the range, quota, overload and other (every other kind); cannot_tell counts the untyped replies that cannot tell a quota from a crash. The delays the replies asked for are in Retries by caller.").
 			Datasource(chRef()).
 			WithTarget(CH(Table, fmt.Sprintf(`SELECT caller,
-    %s,
-    sum(retry_after_ms_sum) / greatest(sum(with_retry_after), 1) / 1000 AS avg_retry_after_s,
-    sum(untyped_5xx) AS untyped_5xx
-FROM ${database}.errors_1m
+    %s
+FROM ${database}.callers_1m
 WHERE $__timeFilter(minute) AND %s
 GROUP BY caller
 ORDER BY total DESC
-LIMIT 50`, kindColumns, agentFilter))).
+LIMIT 50`, callerClasses, agentFilter))).
 			OverrideByName("caller", callerLink).
 			OverrideByName("untyped_share", []dashboard.DynamicConfigValue{{Id: "unit", Value: "percentunit"}}).
-			OverrideByName("avg_retry_after_s", []dashboard.DynamicConfigValue{{Id: "unit", Value: "s"}}).
 			Height(10).Span(12)).
 		WithPanel(ts("Errors/s of the top 10 callers").
+			Description("From callers_1m.").
 			Datasource(chRef()).Interval("1m").
 			WithTarget(CH(TimeSeries, fmt.Sprintf(`SELECT %s AS ts, caller, sum(n) / $__interval_s AS errors_per_s
-FROM ${database}.errors_1m
+FROM ${database}.callers_1m
 WHERE $__timeFilter(minute) AND %s
   AND caller GLOBAL IN (
-    SELECT caller FROM ${database}.errors_1m
+    SELECT caller FROM ${database}.callers_1m
     WHERE $__timeFilter(minute) AND %s
     GROUP BY caller ORDER BY sum(n) DESC LIMIT 10)
 GROUP BY ts, caller
@@ -149,7 +159,7 @@ ORDER BY ts, caller`, bucket("minute"), agentFilter, agentFilter))).
 			Unit("percentunit").Min(0).Max(1).
 			Legend(legendTable("max", "last")).Height(9).Span(12)).
 		WithPanel(table.NewPanelBuilder().Title("Retries by caller").
-			Description("From errors: replies to retried requests (attempt > 1) per caller. Whether a retry came early or with a fresh id is the alerter's retry-storm verdict above.").
+			Description("From errors: replies to retried requests (attempt > 1) per caller, and the mean delay the replies asked for. Whether a retry came early or with a fresh id is the alerter's retry-storm verdict above.").
 			Datasource(chRef()).
 			WithTarget(CH(Table, fmt.Sprintf(`SELECT caller,
     count() AS replies,
@@ -157,13 +167,15 @@ ORDER BY ts, caller`, bucket("minute"), agentFilter, agentFilter))).
     countIf(attempt > 1) / count() AS retry_share,
     max(attempt) AS max_attempt,
     uniqExact(message_id) AS message_ids,
-    countIf(retry_after_ms >= 0) AS with_retry_after
+    countIf(retry_after_ms >= 0) AS with_retry_after,
+    sumIf(retry_after_ms, retry_after_ms >= 0) / greatest(countIf(retry_after_ms >= 0), 1) / 1000 AS avg_retry_after_s
 FROM ${database}.errors
 WHERE $__timeFilter(observed_at) AND %s
 GROUP BY caller
 ORDER BY retries DESC
 LIMIT 50`, agentFilter))).
 			OverrideByName("retry_share", []dashboard.DynamicConfigValue{{Id: "unit", Value: "percentunit"}}).
+			OverrideByName("avg_retry_after_s", []dashboard.DynamicConfigValue{{Id: "unit", Value: "s"}}).
 			Height(9).Span(24)).
 		WithRow(row("Gateway mangling")).
 		WithPanel(ts("Gateway mangled share (alerter)").

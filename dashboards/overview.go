@@ -29,7 +29,7 @@ func Overview() *dashboard.DashboardBuilder {
 
 	return dashboard.NewDashboardBuilder("errtrail / Overview").
 		Uid(UIDOverview).
-		Description("Error replies of every agent from ClickHouse (errors_1m, errors) and the alerter's verdicts from Prometheus.").
+		Description("Error replies of every agent from ClickHouse (errors_1m and errors_1m_v2, callers_1m, errors) and the alerter's verdicts from Prometheus.").
 		Tags([]string{"errtrail"}).
 		Time("now-6h", "now").Refresh("1m").Timezone("browser").
 		Tooltip(dashboard.DashboardCursorSyncCrosshair).
@@ -57,13 +57,12 @@ func Overview() *dashboard.DashboardBuilder {
 			Legend(legendTable()).Height(8).Span(24)).
 		WithRow(row("Errors (ClickHouse)")).
 		WithPanel(ts("Errors/s by kind").
-			Description("Error replies per second from errors_1m, stacked by kind.").
+			Description("Error replies per second from errors_1m and errors_1m_v2, stacked by kind.").
 			Datasource(chRef()).Interval("1m").
 			WithTarget(CH(TimeSeries, fmt.Sprintf(`SELECT %s AS ts, kind, sum(n) / $__interval_s AS errors_per_s
-FROM ${database}.errors_1m
-WHERE $__timeFilter(minute)
+FROM %s
 GROUP BY ts, kind
-ORDER BY ts, kind`, bucket("minute")))).
+ORDER BY ts, kind`, bucket("minute"), errorMinutes("minute, kind, n", "$__timeFilter(minute)")))).
 			DisplayName("${__field.labels.kind}").
 			Unit("reqps").Stacking(stacked()).FillOpacity(60).
 			Legend(legendTable("mean", "max")).Height(10).Span(12)).
@@ -71,34 +70,38 @@ ORDER BY ts, kind`, bucket("minute")))).
 			Description("Overload (the agent fails for everyone: page) against quota (one caller over its limit: no page), per agent.").
 			Datasource(chRef()).Interval("1m").
 			WithTarget(CH(TimeSeries, fmt.Sprintf(`SELECT %s AS ts, agent, kind, sum(n) / $__interval_s AS errors_per_s
-FROM ${database}.errors_1m
-WHERE $__timeFilter(minute) AND kind IN ('overload', 'quota')
+FROM %s
 GROUP BY ts, agent, kind
-ORDER BY ts, agent, kind`, bucket("minute")))).
+ORDER BY ts, agent, kind`, bucket("minute"), errorMinutes("minute, agent, kind, n", "$__timeFilter(minute) AND kind IN ('overload', 'quota')")))).
 			DisplayName("${__field.labels.agent} ${__field.labels.kind}").
 			Unit("reqps").OverrideByRegexp(".*quota", []dashboard.DynamicConfigValue{
 			{Id: "custom.lineStyle", Value: map[string]any{"fill": "dash", "dash": []int{10, 10}}},
 		}).Legend(legendTable("mean", "max")).Height(10).Span(12)).
 		WithPanel(table.NewPanelBuilder().Title("Top agents").
-			Description("Agents with the most error replies in the range. Click an agent for its dashboard.").
+			Description("Agents with the most error replies in the range (errors_1m and errors_1m_v2; callers from callers_1m). Click an agent for its dashboard.").
 			Datasource(chRef()).
 			WithTarget(CH(Table, `SELECT agent,
     `+kindColumns+`,
-    uniqExact(caller) AS callers
-FROM ${database}.errors_1m
-WHERE $__timeFilter(minute)
+    uniqExactIf(caller, from_callers = 1) AS callers
+FROM (
+    SELECT agent, kind, typed, n, '' AS caller, toUInt8(0) AS from_callers FROM `+errorMinutes("agent, kind, typed, n", "$__timeFilter(minute)")+`
+    UNION ALL
+    SELECT agent, '' AS kind, toUInt8(0) AS typed, toUInt64(0) AS n, caller, toUInt8(1) AS from_callers
+    FROM ${database}.callers_1m WHERE $__timeFilter(minute)
+)
 GROUP BY agent
+HAVING total > 0
 ORDER BY total DESC
 LIMIT 20`)).
 			OverrideByName("agent", agentLink).
 			OverrideByName("untyped_share", []dashboard.DynamicConfigValue{{Id: "unit", Value: "percentunit"}}).
 			Footer(sumTotal()).Height(10).Span(12)).
 		WithPanel(table.NewPanelBuilder().Title("Top callers").
-			Description("Callers with the most error replies in the range, per agent.").
+			Description("Callers with the most error replies in the range, per agent, from callers_1m: quota, overload and other (every other kind).").
 			Datasource(chRef()).
 			WithTarget(CH(Table, `SELECT agent, caller,
-    `+kindColumns+`
-FROM ${database}.errors_1m
+    `+callerClasses+`
+FROM ${database}.callers_1m
 WHERE $__timeFilter(minute)
 GROUP BY agent, caller
 ORDER BY total DESC
@@ -110,10 +113,9 @@ LIMIT 20`)).
 			Description("Replies that no typed reason decided (only numbers did), per agent. A client cannot tell a quota from a crash in those.").
 			Datasource(chRef()).Interval("1m").
 			WithTarget(CH(TimeSeries, fmt.Sprintf(`SELECT %s AS ts, agent, sumIf(n, typed = 0) / sum(n) AS untyped_share
-FROM ${database}.errors_1m
-WHERE $__timeFilter(minute)
+FROM %s
 GROUP BY ts, agent
-ORDER BY ts, agent`, bucket("minute")))).
+ORDER BY ts, agent`, bucket("minute"), errorMinutes("minute, agent, typed, n", "$__timeFilter(minute)")))).
 			DisplayName("${__field.labels.agent}").
 			Unit("percentunit").Min(0).Max(1).Legend(legendTable("mean", "last")).Height(9).Span(12)).
 		WithPanel(table.NewPanelBuilder().Title("Findings").

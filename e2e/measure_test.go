@@ -134,7 +134,7 @@ func TestMeasureOnsetToAlert(t *testing.T) {
 }
 
 // TestMeasureQueryCost measures one evaluation of the alerter (default
-// configuration: 1-minute buckets from errors_1m, 1-hour baseline, 5-minute
+// configuration: 1-minute buckets from callers_1m, 1-hour baseline, 5-minute
 // retry and gateway windows) with 10 million rows in errors, landed with
 // INSERT ... SELECT into landing (so every materialized view runs, as for
 // ingest). ERRTRAIL_MEASURE_SPREADS (default "24h,1h") lists how far back the
@@ -205,13 +205,13 @@ FROM (SELECT number + %[2]d AS num, intDiv(num, 3) AS m, cityHash64(m) %% 10 AS 
 			}
 		}
 		var nErrors, n1m uint64
-		if err := conn.QueryRow(ctx, fmt.Sprintf("SELECT (SELECT count() FROM %[1]s.errors), (SELECT count() FROM %[1]s.errors_1m)", db)).Scan(&nErrors, &n1m); err != nil {
+		if err := conn.QueryRow(ctx, fmt.Sprintf("SELECT (SELECT count() FROM %[1]s.errors), (SELECT count() FROM %[1]s.callers_1m)", db)).Scan(&nErrors, &n1m); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("spread %s: %d rows in errors, %d in errors_1m (landed in %s)", spreadS, nErrors, n1m, time.Since(began).Round(time.Second))
+		t.Logf("spread %s: %d rows in errors, %d in callers_1m (landed in %s)", spreadS, nErrors, n1m, time.Since(began).Round(time.Second))
 		// Let background merges settle a little, as they would between
 		// evaluations in steady state.
-		_ = conn.Exec(ctx, "OPTIMIZE TABLE "+db+".errors_1m")
+		_ = conn.Exec(ctx, "OPTIMIZE TABLE "+db+".callers_1m")
 
 		cfg := alerter.DefaultConfig()
 		type cost struct {

@@ -20,7 +20,7 @@ import (
 
 // Fill inserts n error rows shaped like real ones into landing with one
 // INSERT … SELECT FROM numbers(n), so the materialized views fill errors,
-// error_lookup (six ids a row), errors_1m and callers_1m as they do for
+// error_lookup (six ids a row), errors_1m_v2 and callers_1m as they do for
 // ingest's batches. Rows are spread evenly over span before end: 100
 // agents, 1,000 callers, three attempts per message id, every kind, a
 // delay on quota and overload. Row i has event_id "bench-<i>", error_id

@@ -38,8 +38,9 @@ func contextWindow(observed, now time.Time) (from, to time.Time, n int) {
 	return from, to, n
 }
 
-// contextOf reads the caller's errors per minute and kind around the
-// record (errors_1m, by its sorting-key prefix agent, minute) and the
+// contextOf reads the caller's errors per minute around the record
+// (callers_1m, by its sorting-key prefix minute, agent, caller: quota,
+// overload and the other kinds together, KindOther) and the
 // alerter's verdicts at the record's moment: those it recorded in the
 // incidents table when an alerter was recording then (recordedVerdicts),
 // else computed afresh (verdicts). A failure of the verdicts, or
@@ -75,21 +76,20 @@ func (f *Finder) contextOf(ctx context.Context, r *Row, began time.Time) (Contex
 		verdicts <- v
 	}()
 
-	q := fmt.Sprintf("SELECT toUInt32(minute) AS m, kind, toInt64(sum(n)) FROM %s"+
-		" WHERE agent = ? AND caller = ? AND minute >= toDateTime(?) AND minute < toDateTime(?)"+
-		" GROUP BY m, kind", f.table(schema.TableErrors1m))
+	q := fmt.Sprintf("SELECT toUInt32(minute) AS m, toInt64(sum(quota)), toInt64(sum(overload)), toInt64(sum(n)) FROM %s"+
+		" WHERE minute >= toDateTime(?) AND minute < toDateTime(?) AND agent = ? AND caller = ?"+
+		" GROUP BY m", f.table(schema.TableCallers1m))
 	conn, done := f.step("minutes")
-	rows, err := conn.Query(ctx, q, r.Agent, r.Caller, c.From.Unix(), c.To.Unix())
+	rows, err := conn.Query(ctx, q, c.From.Unix(), c.To.Unix(), r.Agent, r.Caller)
 	if err == nil {
 		for rows.Next() {
 			var m uint32
-			var kind string
-			var n int64
-			if err = rows.Scan(&m, &kind, &n); err != nil {
+			var quota, overload, n int64
+			if err = rows.Scan(&m, &quota, &overload, &n); err != nil {
 				break
 			}
 			if i := (int64(m) - start.Unix()) / 60; i >= 0 && i < int64(begun) {
-				c.Minutes[i].ByKind[kind] += n
+				addKinds(c.Minutes[i].ByKind, quota, overload, n)
 			}
 		}
 		rows.Close()
@@ -136,13 +136,47 @@ func (f *Finder) contextOf(ctx context.Context, r *Row, began time.Time) (Contex
 	return c, err
 }
 
+// KindOther is the key of Minute.ByKind that counts every kind but quota
+// and overload: callers_1m, the rollup per caller, counts those two apart
+// and the rest together.
+const KindOther = "other"
+
+// addKinds adds one callers_1m row's counts to a minute's ByKind: quota,
+// overload and KindOther (the rest of n), each only when above 0.
+func addKinds(by map[string]int64, quota, overload, n int64) {
+	for _, k := range []struct {
+		kind string
+		n    int64
+	}{{"quota", quota}, {"overload", overload}, {KindOther, n - quota - overload}} {
+		if k.n > 0 {
+			by[k.kind] += k.n
+		}
+	}
+}
+
 // otherCallers counts the agent's other named callers with errors of the
-// record's kind in the record's minute (errors_1m, by its sorting-key
-// prefix agent, minute). A caller seen by several observers counts once.
+// record's kind in the record's minute (callers_1m, by its sorting-key
+// prefix minute, agent): quota and overload exactly, any other kind as
+// "errors of a kind other than quota and overload" (the meaning says so).
+// A caller seen by several observers counts once.
 func (f *Finder) otherCallers(ctx context.Context, conn driver.Conn, r *Row, c *Context) error {
 	q := fmt.Sprintf("SELECT toInt64(uniqExact(caller)) FROM %s"+
-		" WHERE agent = ? AND minute = toDateTime(?) AND kind = ? AND caller != ? AND caller != ''", f.table(schema.TableErrors1m))
-	return conn.QueryRow(ctx, q, r.Agent, r.ObservedAt.Truncate(time.Minute).Unix(), r.Kind, r.Caller).Scan(&c.OtherCallers)
+		" WHERE minute = toDateTime(?) AND agent = ? AND caller != ? AND caller != '' AND %s",
+		f.table(schema.TableCallers1m), othersCondition(r.Kind))
+	return conn.QueryRow(ctx, q, r.ObservedAt.Truncate(time.Minute).Unix(), r.Agent, r.Caller).Scan(&c.OtherCallers)
+}
+
+// othersCondition selects the callers_1m rows of callers with errors of
+// kind: a row with a count above 0 means the caller had such an error in
+// that minute (the counts are sums of non-negative numbers).
+func othersCondition(kind string) string {
+	switch kind {
+	case "quota":
+		return "quota > 0"
+	case "overload":
+		return "overload > 0"
+	}
+	return "n > quota + overload"
 }
 
 // verdicts has Finder.Recompute compute the agent's verdicts at the

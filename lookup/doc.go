@@ -20,13 +20,15 @@
 //     from the message text; every sentence is in the one table of
 //     meaning.go; of the agent's other callers it says the alerter's
 //     overload verdict and how many got the same kind of error in that
-//     minute (Context.OtherCallers), nothing more;
+//     minute (Context.OtherCallers: quota and overload exactly, the other
+//     kinds as one class), nothing more;
 //   - Attempts: the other replies of the same request (message_id, else the
 //     idempotency key hash, else a request id; same agent, caller and
 //     observer), the delays asked for and waited, and the retry rules of the
 //     seeds they broke (attempts.go, RetryRules);
-//   - Context: the caller's errors per minute and kind around the record
-//     (errors_1m), and the alerter's own verdicts at the record's moment
+//   - Context: the caller's errors per minute around the record
+//     (callers_1m: quota, overload and the other kinds together as
+//     KindOther), and the alerter's own verdicts at the record's moment
 //     (agent overloaded, caller runaway, limit too low, retry storm): the
 //     episodes it recorded, read from the incidents table with incidents.At
 //     when an alerter was recording in that minute (incidents.go); else
@@ -45,7 +47,7 @@
 // CheckList validates a ListQuery without asking the store), and
 // Finder.Ready says whether ClickHouse answers and the tables exist.
 //
-// What it reads: errtrail's errors, error_lookup, errors_1m, incidents and
+// What it reads: errtrail's errors, error_lookup, callers_1m, incidents and
 // alerter_minutes tables (and, through Finder.Recompute, what the alerter
 // reads), named by schema's constants, with parameterized queries
 // (clickhouse-go binding) for every value a person supplies. It does not

@@ -39,10 +39,12 @@ type meaningRow struct {
 
 var meaningTable = []meaningRow{
 	{
-		Kind:          "*",
-		Healthy:       "At that moment the alerter did not find {agent} overloaded for its other callers.",
-		Others:        "{others} also answered with {kind} errors by {agent} in that minute.",
-		NoOthers:      "No other caller got {kind} errors from {agent} in that minute.",
+		Kind:    "*",
+		Healthy: "At that moment the alerter did not find {agent} overloaded for its other callers.",
+		// callers_1m counts quota and overload apart and every other kind
+		// together, so for those kinds the count is of that whole class.
+		Others:        "{others} also answered with errors other than quota or overload by {agent} in that minute.",
+		NoOthers:      "No other caller got errors other than quota or overload from {agent} in that minute.",
 		Overloaded:    "At that moment {agent} was overloaded for every caller, which may be the real cause.",
 		HealthUnknown: "Whether {agent} was failing for everyone else at that moment is unknown.",
 		Wait:          "The reply told the caller to wait {delay}.",
@@ -84,6 +86,8 @@ var meaningTable = []meaningRow{
 		Healthy:       "The alerter did not find the agent overloaded for its other callers at that moment: the failure was brief or limited to some callers.",
 		Overloaded:    "The agent was failing for everyone at that moment (the alerter's overload verdict).",
 		HealthUnknown: "Whether the agent was failing for everyone at that moment is unknown.",
+		Others:        "{others} also answered with overload errors by {agent} in that minute.",
+		NoOthers:      "No other caller got overload errors from {agent} in that minute.",
 		Advice:        "Wait {wait} and retry with backoff, or use another agent or a degraded path; this is not the caller's fault.",
 	},
 	{

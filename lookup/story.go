@@ -128,11 +128,12 @@ type Attempt struct {
 type Context struct {
 	From    time.Time `json:"from"`    // the 15 minutes around the record, whole minutes
 	To      time.Time `json:"to"`      // From + 15 minutes, or the story's moment when that is earlier
-	Minutes []Minute  `json:"minutes"` // this caller's errors on this agent, per minute and kind, for each minute begun before To
+	Minutes []Minute  `json:"minutes"` // this caller's errors on this agent, per minute: quota, overload and KindOther, for each minute begun before To
 	// OtherCallers counts the agent's other named callers with errors of
-	// the record's kind in the record's minute (errors_1m): four callers
-	// limited in the same minute say more than "not overloaded" alone.
-	// A count, not a verdict.
+	// the record's kind in the record's minute (callers_1m; for a kind
+	// other than quota and overload, of any kind but those two): four
+	// callers limited in the same minute say more than "not overloaded"
+	// alone. A count, not a verdict.
 	OtherCallers int64 `json:"other_callers"`
 
 	// The alerter's verdicts at the record's moment: read from the
@@ -169,7 +170,10 @@ func (c Context) SoFar(m time.Time) bool { return m.Add(time.Minute).After(c.To)
 
 // Minute is one minute of the context.
 type Minute struct {
-	Minute time.Time        `json:"minute"`
+	Minute time.Time `json:"minute"`
+	// ByKind counts the caller's errors of the minute by class: "quota",
+	// "overload" and KindOther ("other", every other kind), each only
+	// when above 0 (callers_1m counts those three).
 	ByKind map[string]int64 `json:"by_kind"`
 }
 

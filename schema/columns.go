@@ -248,6 +248,19 @@ var errors1mDims = []col{
 	{"typed", "UInt8", false, 0},
 }
 
+// errors1mV2Dims are the dimensions of errors_1m_v2 (migration 010):
+// errors1mDims without caller, in sorting-key order. A contract with the
+// dashboards.
+var errors1mV2Dims = func() []col {
+	var out []col
+	for _, c := range errors1mDims {
+		if c.name != "caller" {
+			out = append(out, c)
+		}
+	}
+	return out
+}()
+
 var errors1mSums = []col{
 	{"n", "UInt64", false, 0},
 	{"retry_after_ms_sum", "Int64", false, 0},

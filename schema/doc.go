@@ -10,7 +10,9 @@
 // The ingester makes one insert per batch into landing (ENGINE = Null), with
 // the columns of LandingColumns in that order (LandingInsert). Materialized
 // views fan each inserted block out to errors, dead_letter, error_lookup,
-// errors_1m, outcomes_1m and ingest_progress. Progress tells the ingester,
+// errors_1m_v2, outcomes_1m, callers_1m, findings_1h and ingest_progress
+// (errors_1m, with caller in its key, holds what was stored before
+// migration 010; readers of the minute counts sum both, docs/schema.md). Progress tells the ingester,
 // after a crash or rebalance, which offsets are already stored, so a replay
 // writes nothing twice; see docs/schema.md for the whole argument and its
 // limits.

@@ -73,6 +73,10 @@ func (r *renderer) errorGroups() []string {
 	// viewIngestProgress (landingViews).
 	out = append(out, r.view(viewErrorsV8, TableErrors, r.errorsViewQuery(errorsColumns)))
 	out = append(out, fmt.Sprintf("DROP TABLE IF EXISTS %s%s", r.q(viewErrors), r.onCluster()))
+	// A Null table keeps the name, as migration 010 does for mv4_errors_1m:
+	// an older errtrail's Migrate (a rolling upgrade) repairs the objects
+	// of 001 it finds missing, and would put the old view back on landing.
+	out = append(out, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s%s\n(\n    dropped_by_migration_008 UInt8\n)\nENGINE = Null", r.q(viewErrors), r.onCluster()))
 
 	dims := "agent, protocol, code, kind, method"
 	out = append(out, r.createTable(table{

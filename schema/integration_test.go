@@ -131,16 +131,17 @@ func count(t *testing.T, conn driver.Conn, query string, args ...any) uint64 {
 func TestMigrateIsIdempotent(t *testing.T) {
 	conn, opts, v := openDB(t)
 	first := migrate(t, conn, opts)
-	if fmt.Sprint(first.Applied) != "[1 2 3 4 5 6 7 8 9]" || first.Server != v {
-		t.Fatalf("first Migrate: %+v; want versions 1-9 applied", first)
+	if fmt.Sprint(first.Applied) != "[1 2 3 4 5 6 7 8 9 10]" || first.Server != v {
+		t.Fatalf("first Migrate: %+v; want versions 1-10 applied", first)
 	}
 	second := migrate(t, conn, opts)
-	if len(second.Applied) != 0 || fmt.Sprint(second.Current) != "[1 2 3 4 5 6 7 8 9]" {
-		t.Fatalf("second Migrate: %+v; want nothing applied, 1-9 current", second)
+	if len(second.Applied) != 0 || fmt.Sprint(second.Current) != "[1 2 3 4 5 6 7 8 9 10]" || len(second.Repaired) != 0 {
+		t.Fatalf("second Migrate: %+v; want nothing applied or repaired, 1-10 current", second)
 	}
-	// Run every statement once more by hand: IF NOT EXISTS makes each a
-	// no-op (an ADD COLUMN on 18.16, which has no IF NOT EXISTS there, as
-	// Migrate runs it).
+	// Run every statement once more by hand, in order: IF NOT EXISTS makes
+	// each a no-op (an ADD COLUMN on 18.16, which has no IF NOT EXISTS
+	// there, as Migrate runs it), and mv4_errors_1m, a Null table since 010
+	// (so 003's statement finds it), is dropped and created again by 010's.
 	for _, m := range Render(v, opts) {
 		for _, st := range m.Statements {
 			if err := execStatement(context.Background(), conn, st); err != nil {
@@ -148,14 +149,14 @@ func TestMigrateIsIdempotent(t *testing.T) {
 			}
 		}
 	}
-	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".schema_migrations FINAL"); n != 9 {
-		t.Errorf("schema_migrations has %d rows; want 9", n)
+	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".schema_migrations FINAL"); n != 10 {
+		t.Errorf("schema_migrations has %d rows; want 10", n)
 	}
-	// mv1_errors is not among them: migration 008 replaced it with
-	// mv1_errors_v8, and running migration 001 again re-created it only
-	// for 008's DROP to remove it again.
-	want := []string{"alerter_minutes", "callers_1m", "dead_letter", "error_groups", "error_groups_1h", "error_lookup", "error_traces", "errors", "errors_1m", "findings_1h", "incidents", "ingest_progress", "landing",
-		"mv1_errors_v8", "mv1t_error_traces", "mv2_dead_letter", "mv3_error_lookup", "mv3t_trace_lookup", "mv4_errors_1m", "mv5_outcomes_1m", "mv6_callers_1m",
+	// mv1_errors and mv4_errors_1m are Null tables now, no longer views:
+	// migrations 008 and 010 replaced them (mv1_errors_v8, mv4_errors_1m_v2)
+	// and keep their names taken.
+	want := []string{"alerter_minutes", "callers_1m", "dead_letter", "error_groups", "error_groups_1h", "error_lookup", "error_traces", "errors", "errors_1m", "errors_1m_v2", "findings_1h", "incidents", "ingest_progress", "landing",
+		"mv1_errors", "mv1_errors_v8", "mv1t_error_traces", "mv2_dead_letter", "mv3_error_lookup", "mv3t_trace_lookup", "mv4_errors_1m", "mv4_errors_1m_v2", "mv5_outcomes_1m", "mv6_callers_1m",
 		"mv7_findings_1h", "mv8_error_groups", "mv8_error_groups_1h", "mv9_ingest_progress", "outcomes_1m", "schema_migrations"}
 	var got []string
 	rows, err := conn.Query(context.Background(), "SELECT name FROM system.tables WHERE database = ? ORDER BY name", opts.Database)
@@ -202,8 +203,8 @@ func TestMigrateRecreatesMissingObjects(t *testing.T) {
 	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".errors"); n != 1 {
 		t.Errorf("errors holds %d rows after the repair; want the 1 stored before", n)
 	}
-	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".schema_migrations FINAL"); n != 9 {
-		t.Errorf("schema_migrations has %d rows; want 9 (a repair records nothing)", n)
+	if n := count(t, conn, "SELECT count() FROM "+opts.Database+".schema_migrations FINAL"); n != 10 {
+		t.Errorf("schema_migrations has %d rows; want 10 (a repair records nothing)", n)
 	}
 	if again := migrate(t, conn, opts); len(again.Repaired) != 0 {
 		t.Errorf("a second Migrate repaired %v; want nothing", again.Repaired)
@@ -307,15 +308,18 @@ func TestViewsFillEveryTable(t *testing.T) {
 	var n, withRA, untyped uint64
 	var raSum int64
 	if err := conn.QueryRow(ctx, "SELECT sum(n), sum(with_retry_after), sum(retry_after_ms_sum), sum(untyped_5xx) FROM "+db+
-		".errors_1m WHERE agent = 'a1' AND kind = 'quota' AND limit_name = 'per_caller' AND minute = toStartOfMinute(?)", now).
+		".errors_1m_v2 WHERE agent = 'a1' AND kind = 'quota' AND limit_name = 'per_caller' AND minute = toStartOfMinute(?)", now).
 		Scan(&n, &withRA, &raSum, &untyped); err != nil {
 		t.Fatal(err)
 	}
 	if n != 2 || withRA != 2 || raSum != 24000 || untyped != 0 {
-		t.Errorf("errors_1m for a1/quota: n=%d with_retry_after=%d retry_after_ms_sum=%d untyped_5xx=%d; want 2 2 24000 0", n, withRA, raSum, untyped)
+		t.Errorf("errors_1m_v2 for a1/quota: n=%d with_retry_after=%d retry_after_ms_sum=%d untyped_5xx=%d; want 2 2 24000 0", n, withRA, raSum, untyped)
 	}
-	if u := count(t, conn, "SELECT sum(untyped_5xx) FROM "+db+".errors_1m WHERE agent = 'a2'"); u != 1 {
-		t.Errorf("errors_1m untyped_5xx for a2 = %d; want 1", u)
+	if u := count(t, conn, "SELECT sum(untyped_5xx) FROM "+db+".errors_1m_v2 WHERE agent = 'a2'"); u != 1 {
+		t.Errorf("errors_1m_v2 untyped_5xx for a2 = %d; want 1", u)
+	}
+	if n := count(t, conn, "SELECT count() FROM "+db+".errors_1m"); n != 0 {
+		t.Errorf("errors_1m got %d rows on a database migrated to 010; want none (its view is gone)", n)
 	}
 	if a := count(t, conn, "SELECT sum(n) FROM "+db+".outcomes_1m WHERE outcome = 'accepted' AND kafka_topic = 't'"); a != 3 {
 		t.Errorf("outcomes_1m accepted = %d; want 3", a)
@@ -415,7 +419,7 @@ func TestRetainDropsOldPartitions(t *testing.T) {
 		byTable[d.Table]++
 	}
 	// errors loses the 40- and 120-day-old days, dead_letter its 40-day-old
-	// day; errors_1m (90 days by default) only the 120-day-old day;
+	// day; errors_1m_v2 (90 days by default) only the 120-day-old day;
 	// error_lookup, partitioned by month, only the month that lies wholly
 	// before the cutoff (the 40-day-old row shares the cutoff's month).
 	cutoffMonth := now.UTC().AddDate(0, 0, -30).Format("200601")
@@ -434,7 +438,7 @@ func TestRetainDropsOldPartitions(t *testing.T) {
 			groupMonths[m] = true
 		}
 	}
-	want := map[string]int{TableErrors: 2, TableErrorLookup: wantLookup, TableDeadLetter: 1, TableErrors1m: 1,
+	want := map[string]int{TableErrors: 2, TableErrorLookup: wantLookup, TableDeadLetter: 1, TableErrors1mV2: 1,
 		TableCallers1m: 1, TableFindings1h: 1}
 	if len(groupMonths) > 0 {
 		want[TableErrorGroups1h] = len(groupMonths)
@@ -448,8 +452,8 @@ func TestRetainDropsOldPartitions(t *testing.T) {
 	if n := count(t, conn, "SELECT count() FROM "+db+".dead_letter"); n != 1 {
 		t.Errorf("dead_letter keeps %d rows; want 1", n)
 	}
-	if n := count(t, conn, "SELECT sum(n) FROM "+db+".errors_1m"); n != 2 {
-		t.Errorf("errors_1m keeps %d; want 2 (new + 40 days old)", n)
+	if n := count(t, conn, "SELECT sum(n) FROM "+db+".errors_1m_v2"); n != 2 {
+		t.Errorf("errors_1m_v2 keeps %d; want 2 (new + 40 days old)", n)
 	}
 	for rollup, col := range map[string]string{TableCallers1m: "minute", TableFindings1h: "hour"} {
 		if n := count(t, conn, "SELECT count() FROM "+db+"."+rollup+" WHERE toDate("+col+") < today() - 90"); n != 0 {

@@ -93,7 +93,14 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 	if err != nil {
 		return res, err
 	}
-	for _, m := range migs[1:] {
+	for i, m := range migs {
+		if i == 0 {
+			continue
+		}
+		// Objects a later migration drops are never created again: a
+		// repair would put the dropped view back on landing, and a fresh
+		// database does not need it for the moment until the drop.
+		m.Statements = liveStatements(migs, i)
 		if a, ok := done[m.Version]; ok {
 			switch {
 			case a.checksum == m.Checksum:
@@ -132,14 +139,15 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 	// A repaired migration re-creates what it created as it first did:
 	// without the columns later migrations added (001's errors and landing
 	// without 008's source_version) and with objects later migrations
-	// dropped (001's mv1_errors). Add and drop them again.
+	// dropped (001's mv1_errors). Add and drop them again, and put the Null
+	// tables that keep a dropped view's name back.
 	if len(res.Repaired) > 0 {
 		for _, m := range migs[1:] {
 			if m.Version <= res.Repaired[0] {
 				continue
 			}
 			for _, st := range m.Statements {
-				if dropRE.MatchString(st) || isAddColumn(st) {
+				if dropRE.MatchString(st) || isAddColumn(st) || isNullPlaceholder(st) {
 					if err := execStatement(ctx, conn, st); err != nil {
 						return res, fmt.Errorf("schema: migration %03d (%s), after a repair: %w\n%s", m.Version, m.Name, err, st)
 					}
@@ -209,6 +217,29 @@ func localObjects(ctx context.Context, conn driver.Conn, db string) (map[string]
 	return have, rows.Err()
 }
 
+// liveStatements returns the statements of migs[i] without those that
+// create an object a later migration drops (migration 010 drops
+// mv4_errors_1m, which migration 003 creates). The checksum stays that of
+// every statement, as recorded.
+func liveStatements(migs []Migration, i int) []string {
+	dropped := map[string]bool{}
+	for _, m := range migs[i+1:] {
+		for _, st := range m.Statements {
+			if g := dropRE.FindStringSubmatch(st); g != nil {
+				dropped[g[2]] = true
+			}
+		}
+	}
+	var out []string
+	for _, st := range migs[i].Statements {
+		if g := createRE.FindStringSubmatch(st); g != nil && dropped[g[2]] {
+			continue
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
 // missingObjects returns the tables and views m creates that have lacks,
 // leaving out those a later migration dropped.
 func missingObjects(m Migration, have, dropped map[string]bool) []string {
@@ -247,4 +278,11 @@ func readApplied(ctx context.Context, conn driver.Conn, opts Options) (map[int]a
 		return nil, fmt.Errorf("schema: read %s: %w", TableMigrations, err)
 	}
 	return done, nil
+}
+
+// isNullPlaceholder reports a statement that creates the Null table a
+// migration leaves under the name of a view it dropped (008: mv1_errors,
+// 010: mv4_errors_1m), so that an older Migrate finds the name taken.
+func isNullPlaceholder(st string) bool {
+	return createRE.MatchString(st) && strings.Contains(st, "(\n    dropped_by_migration_") && strings.HasSuffix(st, "ENGINE = Null")
 }

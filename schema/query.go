@@ -231,8 +231,8 @@ type Dropped struct {
 
 // Retain drops whole day partitions older than days from errors,
 // dead_letter and error_lookup, and older than max(days,
-// opts.RollupRetentionDays) from the rollups (errors_1m, outcomes_1m,
-// callers_1m, findings_1h). It is the
+// opts.RollupRetentionDays) from the rollups (errors_1m, errors_1m_v2,
+// outcomes_1m, callers_1m, findings_1h). It is the
 // retention of servers without TTL (before 19.6); on newer servers the TTL
 // does the same in the background and Retain is a harmless extra. The
 // ingester calls it periodically. Partitions are days in the server's time
@@ -252,7 +252,7 @@ func Retain(ctx context.Context, conn driver.Conn, opts Options, days int) ([]Dr
 		monthly bool // partitioned by toYYYYMM: drop months wholly past the cutoff
 	}{
 		{TableErrors, days, false}, {TableDeadLetter, days, false}, {TableErrorLookup, days, true},
-		{TableErrors1m, rollup, false}, {TableOutcomes1m, rollup, false},
+		{TableErrors1m, rollup, false}, {TableErrors1mV2, rollup, false}, {TableOutcomes1m, rollup, false},
 		{TableCallers1m, rollup, false}, {TableFindings1h, rollup, false},
 		{TableErrorGroups1h, rollup, true},
 	}

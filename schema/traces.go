@@ -1,7 +1,5 @@
 package schema
 
-
-
 // errorTracesColumns are the columns of error_traces (migration 009): what
 // a stored error adds beyond errors' columns, keyed like errors so that a
 // lookup reads it by the same (agent, observed_at, event_id). A contract

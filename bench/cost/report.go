@@ -68,8 +68,8 @@ func median(v []float64) float64 {
 }
 
 func (h *harness) printMedians(all []result, order []string) {
-	fmt.Printf("\n## medians over the rounds (µs/event; ratios are medians of each round's ratio to that round's floor)\n")
-	fmt.Printf("  %-13s %8s %8s %8s %9s %10s %10s %s\n", "consumer", "own", "server", "total", "events/s", "total/flr", "own/flr", "rounds")
+	fmt.Printf("\n## medians over the rounds (µs/event; ratios are medians of each round's ratio to that round's floor; inserts = the INSERTs' own server CPU from query_log, views included, merges not)\n")
+	fmt.Printf("  %-13s %8s %8s %8s %9s %10s %10s %8s %s\n", "consumer", "own", "server", "total", "events/s", "total/flr", "own/flr", "inserts", "rounds")
 	floors := map[int]result{}
 	for _, r := range all {
 		if r.consumer == "floor" && r.skipped == "" {
@@ -77,7 +77,7 @@ func (h *harness) printMedians(all []result, order []string) {
 		}
 	}
 	for _, c := range order {
-		var own, srv, tot, eps, rt, ro []float64
+		var own, srv, tot, eps, rt, ro, ins []float64
 		skipped := ""
 		for _, r := range all {
 			if r.consumer != c {
@@ -89,6 +89,9 @@ func (h *harness) printMedians(all []result, order []string) {
 			}
 			o, s := r.perEvent(r.own, h.n), r.perEvent(r.srv, h.n)
 			own, srv, tot, eps = append(own, o), append(srv, s), append(tot, o+s), append(eps, float64(h.n)/r.wall.Seconds())
+			if r.inserts > 0 {
+				ins = append(ins, r.perEvent(r.insertCPU, h.n))
+			}
 			if f, ok := floors[r.round]; ok {
 				fo, fs := f.perEvent(f.own, h.n), f.perEvent(f.srv, h.n)
 				rt, ro = append(rt, (o+s)/(fo+fs)), append(ro, o/fo)
@@ -102,7 +105,11 @@ func (h *harness) printMedians(all []result, order []string) {
 		if c == "kafka-engine" {
 			ownS, roS = "(in srv)", "-"
 		}
-		fmt.Printf("  %-13s %8s %8.2f %8.2f %9.0f %9.2f× %10s %d\n", c, ownS, median(srv), median(tot), median(eps), median(rt), roS, len(tot))
+		insS := "-"
+		if len(ins) > 0 {
+			insS = fmt.Sprintf("%.2f", median(ins))
+		}
+		fmt.Printf("  %-13s %8s %8.2f %8.2f %9.0f %9.2f× %10s %8s %d\n", c, ownS, median(srv), median(tot), median(eps), median(rt), roS, insS, len(tot))
 	}
 }
 

@@ -104,6 +104,7 @@ func (b *bench) summary(rs []result, vs []variant) {
 		b.printf("  %-56s %-22.2f %-22.2f %.2f\n", "sum of the "+strconv.Itoa(len(ms))+" marginal medians", sumQ, sumP, sumT)
 	}
 	line("error_lookup with 3 id kinds (all − lookup-3ids)", "all", "lookup-3ids")
+	line("migration 010: errors_1m_v2 for errors_1m (old-errors_1m − all)", "old-errors_1m", "all")
 	line("cap errors.message at 8 KiB, 64 KiB messages", "msg-64k", "msg-64k-cap8k")
 	b.printf("\n## message size: the views' cost (variant − its base), µs/event; rows per insert cut at %d message bytes\n", b.c.batchBytes)
 	for _, p := range [][2]string{{"all", "none"}, {"msg-8k", "none-8k"}, {"msg-64k", "none-64k"}, {"msg-64k-cap8k", "none-64k"}} {
@@ -190,7 +191,7 @@ func (b *bench) tables(ctx context.Context, vs []variant) {
 		}
 	}
 	b.printf("\n## stored at the end (active parts): rows per inserted event, errors' size; parts over all tables\n")
-	b.printf("  %-22s %9s %7s %7s %7s %7s %7s %7s %7s %9s %9s %6s %6s\n", "variant", "events", "errors", "dead", "lookup", "err_1m", "outc_1m", "call_1m", "find_1h",
+	b.printf("  %-22s %9s %7s %7s %7s %13s %7s %7s %7s %9s %9s %6s %6s\n", "variant", "events", "errors", "dead", "lookup", "err_1m/_v2", "outc_1m", "call_1m", "find_1h",
 		"errors MB", "raw MB", "ratio", "parts")
 	for _, v := range vs {
 		g := got[v.db()]
@@ -210,8 +211,8 @@ func (b *bench) tables(ctx context.Context, vs []variant) {
 		if e.comp > 0 {
 			ratio = fmt.Sprintf("%.2f", float64(e.raw)/float64(e.comp))
 		}
-		b.printf("  %-22s %9.0f %7s %7s %7s %7s %7s %7s %7s %9.1f %9.1f %6s %6d\n", v.name, events,
-			per("errors"), per("dead_letter"), per("error_lookup"), per("errors_1m"), per("outcomes_1m"),
+		b.printf("  %-22s %9.0f %7s %7s %7s %13s %7s %7s %7s %9.1f %9.1f %6s %6d\n", v.name, events,
+			per("errors"), per("dead_letter"), per("error_lookup"), per("errors_1m")+"/"+per("errors_1m_v2"), per("outcomes_1m"),
 			per("callers_1m"), per("findings_1h"), float64(e.comp)/1e6, float64(e.raw)/1e6, ratio, parts)
 	}
 }

@@ -16,7 +16,7 @@ const dbPrefix = "errtrail_views_"
 
 // The views on landing, as schema renders them (render.go).
 var landingViews = []string{
-	"mv1_errors_v8", "mv2_dead_letter", "mv3_error_lookup", "mv4_errors_1m",
+	"mv1_errors_v8", "mv2_dead_letter", "mv3_error_lookup", "mv4_errors_1m_v2",
 	"mv5_outcomes_1m", "mv6_callers_1m", "mv7_findings_1h",
 	"mv8_error_groups", "mv8_error_groups_1h", "mv9_ingest_progress",
 }
@@ -34,6 +34,9 @@ type variant struct {
 	base string
 	msg  int      // message bytes
 	drop []string // views dropped after Migrate
+	// add re-creates views from their rendered statements after the
+	// drops: a view a later migration dropped (mv4_errors_1m).
+	add []string
 	// edit re-creates one view from its rendered CREATE statement.
 	editView string
 	edit     func(stmt string) (string, error)
@@ -54,6 +57,11 @@ func allVariants() []variant {
 	vs = append(vs,
 		variant{name: "no-groups", base: "none", msg: 100, drop: groupViews},
 		variant{name: "lookup-3ids", base: "none", msg: 100, editView: "mv3_error_lookup", edit: lookupOnly("error_id", "request_id", "event_id")},
+		// The schema before migration 010: errors_1m with caller in its key
+		// instead of errors_1m_v2. 010 leaves a Null table named
+		// mv4_errors_1m, dropped first, or the view's IF NOT EXISTS would
+		// create nothing.
+		variant{name: "old-errors_1m", base: "none", msg: 100, drop: []string{"mv4_errors_1m_v2", "mv4_errors_1m"}, add: []string{"mv4_errors_1m"}},
 		variant{name: "msg-8k", base: "none-8k", msg: 8 << 10},
 		variant{name: "msg-64k", base: "none-64k", msg: 64 << 10},
 		variant{name: "msg-64k-cap8k", base: "none-64k", msg: 64 << 10, editView: "mv1_errors_v8", edit: capMessage(8 << 10)},
@@ -125,6 +133,15 @@ func setup(ctx context.Context, conn driver.Conn, ver schema.ServerVersion, v va
 	for _, mv := range v.drop {
 		if err := conn.Exec(ctx, "DROP TABLE "+db+"."+mv); err != nil {
 			return err
+		}
+	}
+	for _, mv := range v.add {
+		st, err := renderedView(ver, db, mv)
+		if err != nil {
+			return err
+		}
+		if err := conn.Exec(ctx, st); err != nil {
+			return fmt.Errorf("%w\n%s", err, st)
 		}
 	}
 	if v.edit != nil {

@@ -265,7 +265,7 @@ func uniq() string { return fmt.Sprintf("%d", time.Now().UnixNano()%1e10) }
 type counts struct{ rows, final, errors1m, outcomes1m, callers1m, lookup uint64 }
 
 func (c counts) String() string {
-	return fmt.Sprintf("errors %d (final %d), errors_1m %d, outcomes_1m %d, callers_1m %d, error_lookup by event %d",
+	return fmt.Sprintf("errors %d (final %d), errors_1m_v2 %d, outcomes_1m %d, callers_1m %d, error_lookup by event %d",
 		c.rows, c.final, c.errors1m, c.outcomes1m, c.callers1m, c.lookup)
 }
 
@@ -281,7 +281,7 @@ func sums(t *testing.T, conn driver.Conn, db string) counts {
 	return counts{
 		rows:       count(t, conn, "SELECT count() FROM "+db+".errors_local"),
 		final:      count(t, conn, "SELECT count() FROM "+db+".errors_local FINAL"),
-		errors1m:   count(t, conn, "SELECT sum(n) FROM "+db+".errors_1m_local"),
+		errors1m:   count(t, conn, "SELECT sum(n) FROM "+db+".errors_1m_v2_local"),
 		outcomes1m: count(t, conn, "SELECT sum(n) FROM "+db+".outcomes_1m_local"),
 		callers1m:  count(t, conn, "SELECT sum(n) FROM "+db+".callers_1m_local"),
 		lookup:     count(t, conn, "SELECT count() FROM "+db+".error_lookup_local WHERE id_kind = 'event_id'"),
@@ -295,7 +295,7 @@ func syncReplicas(t *testing.T, conn driver.Conn, db string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for _, tb := range []string{"errors_local", "errors_1m_local", "outcomes_1m_local", "callers_1m_local", "error_lookup_local", "ingest_progress_local"} {
+	for _, tb := range []string{"errors_local", "errors_1m_v2_local", "outcomes_1m_local", "callers_1m_local", "error_lookup_local", "ingest_progress_local"} {
 		if err := conn.Exec(ctx, "SYSTEM SYNC REPLICA "+db+"."+tb); err != nil {
 			t.Fatalf("SYSTEM SYNC REPLICA %s: %v", tb, err)
 		}
@@ -470,10 +470,10 @@ func TestClusterShardDown(t *testing.T) {
 	var rows, rollup uint64
 	for _, c := range []driver.Conn{n3, n4} {
 		rows += count(t, c, "SELECT count() FROM "+db+".errors_local")
-		rollup += count(t, c, "SELECT sum(n) FROM "+db+".errors_1m_local")
+		rollup += count(t, c, "SELECT sum(n) FROM "+db+".errors_1m_v2_local")
 	}
 	if rows != 200 || rollup != 200 {
-		t.Errorf("after shard 2 came back: %d rows stored and %d counted in errors_1m; want 200 each (shard 1: %v; shard 2: %v)", rows, rollup, got[0], got[1])
+		t.Errorf("after shard 2 came back: %d rows stored and %d counted in errors_1m_v2; want 200 each (shard 1: %v; shard 2: %v)", rows, rollup, got[0], got[1])
 	}
 	for i, g := range got {
 		if !g.consistent() {

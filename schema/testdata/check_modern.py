@@ -143,10 +143,11 @@ def main():
     check(lookup_rows("nope") == [], "lookup of an unknown id is empty")
 
     r = rows("SELECT sum(n) AS n, sum(with_retry_after) AS w, sum(retry_after_ms_sum) AS s, sum(untyped_5xx) AS u "
-             "FROM %s.errors_1m WHERE agent = 'a1' AND kind = 'quota' AND limit_name = 'per_caller'" % db)[0]
+             "FROM %s.errors_1m_v2 WHERE agent = 'a1' AND kind = 'quota' AND limit_name = 'per_caller'" % db)[0]
     check(int(r["n"]) == 2 and int(r["w"]) == 2 and int(r["s"]) == 24000 and int(r["u"]) == 0,
-          "errors_1m counts a1 quota: %s" % r)
-    check(n("SELECT sum(untyped_5xx) AS n FROM %s.errors_1m WHERE agent = 'a2'" % db) == 1, "errors_1m counts the untyped 500")
+          "errors_1m_v2 counts a1 quota: %s" % r)
+    check(n("SELECT sum(untyped_5xx) AS n FROM %s.errors_1m_v2 WHERE agent = 'a2'" % db) == 1, "errors_1m_v2 counts the untyped 500")
+    check(n("SELECT count() AS n FROM %s.errors_1m" % db) == 0, "errors_1m gets nothing once 010 dropped its view")
     f1h = {x["finding"]: (int(x["n"]), int(x["b"]), x["ex"]) for x in rows(
         "SELECT finding, sum(n) AS n, sum(breaking) AS b, any(concat(example_event_id, '/', example_error_id)) AS ex "
         "FROM %s.findings_1h WHERE agent = 'a1' GROUP BY finding" % db)}
@@ -202,7 +203,7 @@ def main():
         insert_with(settings, boom)
     check(n("SELECT count() AS n FROM %s.errors WHERE agent = 'boom'" % db) == 1, "retried batch: errors has it once")
     check(n("SELECT count() AS n FROM %s.dead_letter WHERE agent = 'boom'" % db) == 1, "retried batch: dead_letter has it once")
-    check(n("SELECT sum(n) AS n FROM %s.errors_1m WHERE agent = 'boom'" % db) == 1, "retried batch: errors_1m counts it once")
+    check(n("SELECT sum(n) AS n FROM %s.errors_1m_v2 WHERE agent = 'boom'" % db) == 1, "retried batch: errors_1m_v2 counts it once")
     check(n("SELECT sum(n) AS n FROM %s.outcomes_1m WHERE dl_reason = 'too_large'" % db) == 1, "retried batch: outcomes_1m counts it once")
     check(n("SELECT count() AS n FROM %s.error_lookup WHERE id = 'b1'" % db) == 1, "retried batch: error_lookup has it once")
     check(n("SELECT sum(n) AS n FROM %s.findings_1h WHERE agent = 'boom'" % db) == 1, "retried batch: findings_1h counts it once")
@@ -211,17 +212,67 @@ def main():
     check(n("SELECT max(max_offset) AS n FROM %s.ingest_progress WHERE kafka_partition = 2" % db) == 101, "retried batch: progress 101")
 
     # Merges keep the rollups right.
-    for t in ("errors", "errors_1m", "outcomes_1m", "ingest_progress", "error_lookup", "findings_1h"):
+    for t in ("errors", "errors_1m_v2", "outcomes_1m", "ingest_progress", "error_lookup", "findings_1h"):
         s.query("OPTIMIZE TABLE %s.%s FINAL" % (db, t))
     check(n("SELECT count() AS n FROM %s.errors" % db) == 3, "errors after OPTIMIZE FINAL: 2 events + boom")
     check(n("SELECT count() AS n FROM %s.ingest_progress" % db) == 3, "ingest_progress after merge: one row per partition (3)")
-    check(n("SELECT sum(n) AS n FROM %s.errors_1m" % db) == 4, "errors_1m keeps its sums after merge")
-    check(n("SELECT count() AS n FROM %s.errors_1m WHERE agent = 'a1'" % db) == 1, "errors_1m: one row per key after merge")
+    check(n("SELECT sum(n) AS n FROM %s.errors_1m_v2" % db) == 4, "errors_1m_v2 keeps its sums after merge")
+    check(n("SELECT count() AS n FROM %s.errors_1m_v2 WHERE agent = 'a1'" % db) == 1, "errors_1m_v2: one row per key after merge")
     r = rows("SELECT sum(n) AS n, count() AS c, any(example_event_id) AS e, any(example_error_id) AS i "
              "FROM %s.findings_1h WHERE agent = 'a1' AND finding = 'f1'" % db)[0]
     check(int(r["n"]) == 2 and int(r["c"]) == 1 and (r["e"], r["i"]) == ("e1", "E1"),
           "findings_1h after merge: one row per key, sums and example kept: %s" % r)
 
+    s.close()
+    upgrade(spec, lit, defaults, cols)
+
+
+def upgrade(spec, lit, defaults, cols):
+    """Migration 010 on a database an older errtrail left: rows before and
+    after it, summed over errors_1m and errors_1m_v2, count what errors holds
+    per agent, minute and kind; the old table gets nothing after it."""
+    tmp = tempfile.mkdtemp(prefix="errtrail-chdb-upgrade-")
+    s = session.Session(tmp)
+    db = "errtrail"
+
+    def rows(sql):
+        return [json.loads(l) for l in s.query(sql, "JSONEachRow").bytes().decode().splitlines() if l.strip()]
+
+    def run(pred):
+        for m in spec["Migrations"]:
+            if pred(m["Version"]):
+                for st in m["Statements"]:
+                    s.query(st)
+
+    offset = [0]
+
+    def insert(agent, caller, kind, ago):
+        offset[0] += 1
+        row = dict(defaults, event_id="u%d" % offset[0], kafka_offset=offset[0], agent=agent, caller=caller,
+                   kind=kind, observed_at="now() - %d" % ago)
+        s.query("INSERT INTO %s.landing (%s) VALUES (%s)" % (db, ", ".join(cols), ", ".join(lit(c, row[c]) for c in cols)))
+
+    run(lambda v: v <= 7)
+    for ago in (300, 240, 180):
+        insert("a", "c1", "quota", ago)
+        insert("a", "c2", "quota", ago)
+        insert("b", "c1", "internal", ago)
+    run(lambda v: v > 7)
+    views = sorted(r["name"] for r in rows("SELECT name FROM system.tables WHERE database='%s' AND engine = 'MaterializedView' AND name LIKE 'mv4%%'" % db))
+    check(views == ["mv4_errors_1m_v2"], "upgrade: only mv4_errors_1m_v2 after 010: %s" % views)
+    for ago in (290, 230, 170, 60):  # late replies for the minutes counted before, and a new minute
+        insert("a", "c3", "quota", ago)
+        insert("b", "c2", "internal", ago)
+    key = lambda r: (r["agent"], r["m"], r["kind"])  # noqa: E731
+    truth = {key(r): int(r["n"]) for r in rows(
+        "SELECT agent, toString(toStartOfMinute(observed_at)) AS m, kind, uniqExact(event_id) AS n FROM %s.errors GROUP BY agent, m, kind" % db)}
+    both = {key(r): int(r["n"]) for r in rows(
+        "SELECT agent, toString(minute) AS m, kind, sum(n) AS n FROM (SELECT agent, minute, kind, n FROM %s.errors_1m "
+        "UNION ALL SELECT agent, minute, kind, n FROM %s.errors_1m_v2) GROUP BY agent, m, kind" % (db, db))}
+    check(both == truth and sum(truth.values()) == 17, "upgrade: errors_1m + errors_1m_v2 count what errors holds: %s vs %s" % (both, truth))
+    old = int(rows("SELECT sum(n) AS n FROM %s.errors_1m" % db)[0]["n"])
+    new = int(rows("SELECT sum(n) AS n FROM %s.errors_1m_v2" % db)[0]["n"])
+    check((old, new) == (9, 8), "upgrade: errors_1m has the 9 replies before, errors_1m_v2 the 8 after: %d, %d" % (old, new))
     s.close()
 
 

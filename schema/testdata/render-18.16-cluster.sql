@@ -654,7 +654,7 @@ CREATE TABLE IF NOT EXISTS errtrail.incidents ON CLUSTER errtrail_cluster
 )
 ENGINE = Distributed(errtrail_cluster, errtrail, incidents_local, cityHash64(kind, agent, caller, reason));
 
--- 008 source_version and error groups (checksum 1306a398f237bad2e7de120aee00cb1f8c09dd4c86b73511e5f7a80054edbc57)
+-- 008 source_version and error groups (checksum 01e7c6ce5b4a4f1815dd18fe9ca77aadea3519379480a5b046e3fe87e73351c8)
 ALTER TABLE errtrail.errors_local ON CLUSTER errtrail_cluster ADD COLUMN source_version String;
 
 ALTER TABLE errtrail.errors ON CLUSTER errtrail_cluster ADD COLUMN source_version String;
@@ -712,6 +712,12 @@ FROM errtrail.landing_local
 WHERE dead = 0;
 
 DROP TABLE IF EXISTS errtrail.mv1_errors ON CLUSTER errtrail_cluster;
+
+CREATE TABLE IF NOT EXISTS errtrail.mv1_errors ON CLUSTER errtrail_cluster
+(
+    dropped_by_migration_008 UInt8
+)
+ENGINE = Null;
 
 CREATE TABLE IF NOT EXISTS errtrail.error_groups_local ON CLUSTER errtrail_cluster
 (
@@ -878,4 +884,79 @@ SELECT
     if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id
 FROM errtrail.landing_local
 WHERE dead = 0 AND trace_id != '';
+
+-- 010 errors_1m_v2 without caller (checksum a129788e11ea77f18bfb914bfa4a29a71b7f1fb20111ce5ce7c807929b94f30b)
+CREATE TABLE IF NOT EXISTS errtrail.errors_1m_v2_local ON CLUSTER errtrail_cluster
+(
+    agent String,
+    minute DateTime,
+    kind String,
+    method String,
+    protocol String,
+    binding String,
+    code String,
+    reason String,
+    http_status UInt16,
+    grpc_status String,
+    limit_name String,
+    typed UInt8,
+    n UInt64,
+    retry_after_ms_sum Int64,
+    with_retry_after UInt64,
+    untyped_5xx UInt64
+)
+ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/errtrail/errors_1m_v2_local', '{replica}', (n, retry_after_ms_sum, with_retry_after, untyped_5xx))
+PARTITION BY toYYYYMMDD(minute)
+ORDER BY (agent, minute, kind, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed);
+
+CREATE TABLE IF NOT EXISTS errtrail.errors_1m_v2 ON CLUSTER errtrail_cluster
+(
+    agent String,
+    minute DateTime,
+    kind String,
+    method String,
+    protocol String,
+    binding String,
+    code String,
+    reason String,
+    http_status UInt16,
+    grpc_status String,
+    limit_name String,
+    typed UInt8,
+    n UInt64,
+    retry_after_ms_sum Int64,
+    with_retry_after UInt64,
+    untyped_5xx UInt64
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, errors_1m_v2_local, rand());
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv4_errors_1m_v2 ON CLUSTER errtrail_cluster TO errtrail.errors_1m_v2_local AS
+SELECT
+    agent,
+    toStartOfMinute(observed_at) AS minute,
+    kind,
+    method,
+    protocol,
+    binding,
+    code,
+    reason,
+    http_status,
+    grpc_status,
+    limit_name,
+    typed,
+    count() AS n,
+    sumIf(retry_after_ms, retry_after_ms >= 0) AS retry_after_ms_sum,
+    countIf(retry_after_ms >= 0) AS with_retry_after,
+    countIf(typed = 0 AND (http_status >= 500 OR grpc_status IN ('UNKNOWN', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'DEADLINE_EXCEEDED', 'UNIMPLEMENTED'))) AS untyped_5xx
+FROM errtrail.landing_local
+WHERE dead = 0
+GROUP BY agent, minute, kind, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed;
+
+DROP TABLE IF EXISTS errtrail.mv4_errors_1m ON CLUSTER errtrail_cluster;
+
+CREATE TABLE IF NOT EXISTS errtrail.mv4_errors_1m ON CLUSTER errtrail_cluster
+(
+    dropped_by_migration_010 UInt8
+)
+ENGINE = Null;
 

@@ -426,7 +426,7 @@ ENGINE = ReplacingMergeTree(version)
 PARTITION BY toYYYYMM(started_at)
 ORDER BY (agent, kind, caller, reason, started_at);
 
--- 008 source_version and error groups (checksum 60dc7940f1eb9f3c779ad2442279aaea4e84e931b2dded05441d85f1c338f72e)
+-- 008 source_version and error groups (checksum 9f21b83dcc8a8376b8f6927131b8e7171e86b161d1580e8f1325942b291a180b)
 ALTER TABLE errtrail.errors ADD COLUMN source_version String;
 
 ALTER TABLE errtrail.landing ADD COLUMN source_version String;
@@ -480,6 +480,12 @@ FROM errtrail.landing
 WHERE dead = 0;
 
 DROP TABLE IF EXISTS errtrail.mv1_errors;
+
+CREATE TABLE IF NOT EXISTS errtrail.mv1_errors
+(
+    dropped_by_migration_008 UInt8
+)
+ENGINE = Null;
 
 CREATE TABLE IF NOT EXISTS errtrail.error_groups
 (
@@ -594,4 +600,58 @@ SELECT
     if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id
 FROM errtrail.landing
 WHERE dead = 0 AND trace_id != '';
+
+-- 010 errors_1m_v2 without caller (checksum d20aa91e9f239ff142301dc66be1bfdbc12582758a27db851d193d8635df14a8)
+CREATE TABLE IF NOT EXISTS errtrail.errors_1m_v2
+(
+    agent String,
+    minute DateTime,
+    kind String,
+    method String,
+    protocol String,
+    binding String,
+    code String,
+    reason String,
+    http_status UInt16,
+    grpc_status String,
+    limit_name String,
+    typed UInt8,
+    n UInt64,
+    retry_after_ms_sum Int64,
+    with_retry_after UInt64,
+    untyped_5xx UInt64
+)
+ENGINE = SummingMergeTree((n, retry_after_ms_sum, with_retry_after, untyped_5xx))
+PARTITION BY toYYYYMMDD(minute)
+ORDER BY (agent, minute, kind, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed);
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv4_errors_1m_v2 TO errtrail.errors_1m_v2 AS
+SELECT
+    agent,
+    toStartOfMinute(observed_at) AS minute,
+    kind,
+    method,
+    protocol,
+    binding,
+    code,
+    reason,
+    http_status,
+    grpc_status,
+    limit_name,
+    typed,
+    count() AS n,
+    sumIf(retry_after_ms, retry_after_ms >= 0) AS retry_after_ms_sum,
+    countIf(retry_after_ms >= 0) AS with_retry_after,
+    countIf(typed = 0 AND (http_status >= 500 OR grpc_status IN ('UNKNOWN', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'DEADLINE_EXCEEDED', 'UNIMPLEMENTED'))) AS untyped_5xx
+FROM errtrail.landing
+WHERE dead = 0
+GROUP BY agent, minute, kind, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed;
+
+DROP TABLE IF EXISTS errtrail.mv4_errors_1m;
+
+CREATE TABLE IF NOT EXISTS errtrail.mv4_errors_1m
+(
+    dropped_by_migration_010 UInt8
+)
+ENGINE = Null;
 

@@ -435,7 +435,7 @@ PARTITION BY toYYYYMM(started_at)
 ORDER BY (agent, kind, caller, reason, started_at)
 TTL last_seen_at + INTERVAL 90 DAY;
 
--- 008 source_version and error groups (checksum c99649bb7182e4d5ccea72f1d4838e0cc9fd5f45de42f3b0d2036c9a7964aa30)
+-- 008 source_version and error groups (checksum 370524d48858cc81f7fa64ab95aa62d62ac584dd8fc2dfb076528ba6b458c871)
 ALTER TABLE errtrail.errors ADD COLUMN source_version LowCardinality(String);
 
 ALTER TABLE errtrail.landing ADD COLUMN source_version String;
@@ -489,6 +489,12 @@ FROM errtrail.landing
 WHERE dead = 0;
 
 DROP TABLE IF EXISTS errtrail.mv1_errors;
+
+CREATE TABLE IF NOT EXISTS errtrail.mv1_errors
+(
+    dropped_by_migration_008 UInt8
+)
+ENGINE = Null;
 
 CREATE TABLE IF NOT EXISTS errtrail.error_groups
 (
@@ -605,4 +611,59 @@ SELECT
     if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id
 FROM errtrail.landing
 WHERE dead = 0 AND trace_id != '';
+
+-- 010 errors_1m_v2 without caller (checksum fec2195ac76c8c893465e4e555634817827ce0c8f64a6267ecaa83b1c60cab05)
+CREATE TABLE IF NOT EXISTS errtrail.errors_1m_v2
+(
+    agent LowCardinality(String),
+    minute DateTime CODEC(Delta, ZSTD(1)),
+    kind LowCardinality(String),
+    method LowCardinality(String),
+    protocol LowCardinality(String),
+    binding LowCardinality(String),
+    code LowCardinality(String),
+    reason LowCardinality(String),
+    http_status UInt16,
+    grpc_status LowCardinality(String),
+    limit_name LowCardinality(String),
+    typed UInt8,
+    n UInt64,
+    retry_after_ms_sum Int64,
+    with_retry_after UInt64,
+    untyped_5xx UInt64
+)
+ENGINE = SummingMergeTree((n, retry_after_ms_sum, with_retry_after, untyped_5xx))
+PARTITION BY toYYYYMMDD(minute)
+ORDER BY (agent, minute, kind, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed)
+TTL minute + INTERVAL 90 DAY;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv4_errors_1m_v2 TO errtrail.errors_1m_v2 AS
+SELECT
+    agent,
+    toStartOfMinute(observed_at) AS minute,
+    kind,
+    method,
+    protocol,
+    binding,
+    code,
+    reason,
+    http_status,
+    grpc_status,
+    limit_name,
+    typed,
+    count() AS n,
+    sumIf(retry_after_ms, retry_after_ms >= 0) AS retry_after_ms_sum,
+    countIf(retry_after_ms >= 0) AS with_retry_after,
+    countIf(typed = 0 AND (http_status >= 500 OR grpc_status IN ('UNKNOWN', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'DEADLINE_EXCEEDED', 'UNIMPLEMENTED'))) AS untyped_5xx
+FROM errtrail.landing
+WHERE dead = 0
+GROUP BY agent, minute, kind, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed;
+
+DROP TABLE IF EXISTS errtrail.mv4_errors_1m;
+
+CREATE TABLE IF NOT EXISTS errtrail.mv4_errors_1m
+(
+    dropped_by_migration_010 UInt8
+)
+ENGINE = Null;
 

@@ -667,7 +667,7 @@ CREATE TABLE IF NOT EXISTS errtrail.incidents ON CLUSTER errtrail_cluster
 )
 ENGINE = Distributed(errtrail_cluster, errtrail, incidents_local, cityHash64(kind, agent, caller, reason));
 
--- 008 source_version and error groups (checksum 787198fa8db7038ce469f8fe9eaad11b229537aca2d634945637f3786a42b308)
+-- 008 source_version and error groups (checksum 7169208bcf96ab81216eef97ab0f7636789698bf1a92ccb2ae4c2c03cf991d0b)
 ALTER TABLE errtrail.errors_local ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS source_version LowCardinality(String);
 
 ALTER TABLE errtrail.errors ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS source_version LowCardinality(String);
@@ -725,6 +725,12 @@ FROM errtrail.landing_local
 WHERE dead = 0;
 
 DROP TABLE IF EXISTS errtrail.mv1_errors ON CLUSTER errtrail_cluster;
+
+CREATE TABLE IF NOT EXISTS errtrail.mv1_errors ON CLUSTER errtrail_cluster
+(
+    dropped_by_migration_008 UInt8
+)
+ENGINE = Null;
 
 CREATE TABLE IF NOT EXISTS errtrail.error_groups_local ON CLUSTER errtrail_cluster
 (
@@ -893,4 +899,80 @@ SELECT
     if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id
 FROM errtrail.landing_local
 WHERE dead = 0 AND trace_id != '';
+
+-- 010 errors_1m_v2 without caller (checksum ae5f8c54bba858b06d5b459d9ef30054cc28f5c217ac79570760ca975118813a)
+CREATE TABLE IF NOT EXISTS errtrail.errors_1m_v2_local ON CLUSTER errtrail_cluster
+(
+    agent LowCardinality(String),
+    minute DateTime CODEC(DoubleDelta, ZSTD(1)),
+    kind LowCardinality(String),
+    method LowCardinality(String),
+    protocol LowCardinality(String),
+    binding LowCardinality(String),
+    code LowCardinality(String),
+    reason LowCardinality(String),
+    http_status UInt16,
+    grpc_status LowCardinality(String),
+    limit_name LowCardinality(String),
+    typed UInt8,
+    n UInt64,
+    retry_after_ms_sum Int64,
+    with_retry_after UInt64,
+    untyped_5xx UInt64
+)
+ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/errtrail/errors_1m_v2_local', '{replica}', (n, retry_after_ms_sum, with_retry_after, untyped_5xx))
+PARTITION BY toYYYYMMDD(minute)
+ORDER BY (agent, minute, kind, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed)
+TTL minute + INTERVAL 90 DAY;
+
+CREATE TABLE IF NOT EXISTS errtrail.errors_1m_v2 ON CLUSTER errtrail_cluster
+(
+    agent LowCardinality(String),
+    minute DateTime,
+    kind LowCardinality(String),
+    method LowCardinality(String),
+    protocol LowCardinality(String),
+    binding LowCardinality(String),
+    code LowCardinality(String),
+    reason LowCardinality(String),
+    http_status UInt16,
+    grpc_status LowCardinality(String),
+    limit_name LowCardinality(String),
+    typed UInt8,
+    n UInt64,
+    retry_after_ms_sum Int64,
+    with_retry_after UInt64,
+    untyped_5xx UInt64
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, errors_1m_v2_local, rand());
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv4_errors_1m_v2 ON CLUSTER errtrail_cluster TO errtrail.errors_1m_v2_local AS
+SELECT
+    agent,
+    toStartOfMinute(observed_at) AS minute,
+    kind,
+    method,
+    protocol,
+    binding,
+    code,
+    reason,
+    http_status,
+    grpc_status,
+    limit_name,
+    typed,
+    count() AS n,
+    sumIf(retry_after_ms, retry_after_ms >= 0) AS retry_after_ms_sum,
+    countIf(retry_after_ms >= 0) AS with_retry_after,
+    countIf(typed = 0 AND (http_status >= 500 OR grpc_status IN ('UNKNOWN', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'DEADLINE_EXCEEDED', 'UNIMPLEMENTED'))) AS untyped_5xx
+FROM errtrail.landing_local
+WHERE dead = 0
+GROUP BY agent, minute, kind, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed;
+
+DROP TABLE IF EXISTS errtrail.mv4_errors_1m ON CLUSTER errtrail_cluster;
+
+CREATE TABLE IF NOT EXISTS errtrail.mv4_errors_1m ON CLUSTER errtrail_cluster
+(
+    dropped_by_migration_010 UInt8
+)
+ENGINE = Null;
 

@@ -445,7 +445,7 @@ PARTITION BY toYYYYMM(started_at)
 ORDER BY (agent, kind, caller, reason, started_at)
 TTL last_seen_at + INTERVAL 90 DAY;
 
--- 008 source_version and error groups (checksum fc88a6c4335460484f2749a05bdfc0916ba810a5995401a438c4881c182f6030)
+-- 008 source_version and error groups (checksum 670b411c74b6afb763c512beb66e794ba517eb8276ec32023ffbb03a812d9c43)
 ALTER TABLE errtrail.errors ADD COLUMN IF NOT EXISTS source_version LowCardinality(String);
 
 ALTER TABLE errtrail.landing ADD COLUMN IF NOT EXISTS source_version String;
@@ -499,6 +499,12 @@ FROM errtrail.landing
 WHERE dead = 0;
 
 DROP TABLE IF EXISTS errtrail.mv1_errors;
+
+CREATE TABLE IF NOT EXISTS errtrail.mv1_errors
+(
+    dropped_by_migration_008 UInt8
+)
+ENGINE = Null;
 
 CREATE TABLE IF NOT EXISTS errtrail.error_groups
 (
@@ -616,4 +622,60 @@ SELECT
     if(event_id != '', event_id, concat('kafka:', kafka_topic, '/', toString(kafka_partition), '/', toString(kafka_offset))) AS event_id
 FROM errtrail.landing
 WHERE dead = 0 AND trace_id != '';
+
+-- 010 errors_1m_v2 without caller (checksum c97c20e226f65e7ad1c61baf6bb6cb745b6bcefca6e8aa1b341a18829b60098a)
+CREATE TABLE IF NOT EXISTS errtrail.errors_1m_v2
+(
+    agent LowCardinality(String),
+    minute DateTime CODEC(DoubleDelta, ZSTD(1)),
+    kind LowCardinality(String),
+    method LowCardinality(String),
+    protocol LowCardinality(String),
+    binding LowCardinality(String),
+    code LowCardinality(String),
+    reason LowCardinality(String),
+    http_status UInt16,
+    grpc_status LowCardinality(String),
+    limit_name LowCardinality(String),
+    typed UInt8,
+    n UInt64,
+    retry_after_ms_sum Int64,
+    with_retry_after UInt64,
+    untyped_5xx UInt64
+)
+ENGINE = SummingMergeTree((n, retry_after_ms_sum, with_retry_after, untyped_5xx))
+PARTITION BY toYYYYMMDD(minute)
+ORDER BY (agent, minute, kind, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed)
+TTL minute + INTERVAL 90 DAY
+SETTINGS non_replicated_deduplication_window = 1000;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv4_errors_1m_v2 TO errtrail.errors_1m_v2 AS
+SELECT
+    agent,
+    toStartOfMinute(observed_at) AS minute,
+    kind,
+    method,
+    protocol,
+    binding,
+    code,
+    reason,
+    http_status,
+    grpc_status,
+    limit_name,
+    typed,
+    count() AS n,
+    sumIf(retry_after_ms, retry_after_ms >= 0) AS retry_after_ms_sum,
+    countIf(retry_after_ms >= 0) AS with_retry_after,
+    countIf(typed = 0 AND (http_status >= 500 OR grpc_status IN ('UNKNOWN', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'DEADLINE_EXCEEDED', 'UNIMPLEMENTED'))) AS untyped_5xx
+FROM errtrail.landing
+WHERE dead = 0
+GROUP BY agent, minute, kind, method, protocol, binding, code, reason, http_status, grpc_status, limit_name, typed;
+
+DROP TABLE IF EXISTS errtrail.mv4_errors_1m;
+
+CREATE TABLE IF NOT EXISTS errtrail.mv4_errors_1m
+(
+    dropped_by_migration_010 UInt8
+)
+ENGINE = Null;
 
