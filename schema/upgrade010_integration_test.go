@@ -82,10 +82,10 @@ func TestUpgradeTo010CountsEveryEventOnce(t *testing.T) {
 		before = append(before, ev("a", "c1", "quota", at), ev("a", "c2", "quota", at), ev("a", "c1", "internal", at),
 			ev("b", "c1", "overload", at))
 	}
-	if err := insertLanding(t, conn, opts, base, before[:6]...); err != nil {
+	if err := insertLandingColumns(t, conn, opts, landingV1, base, before[:6]...); err != nil {
 		t.Fatal(err)
 	}
-	if err := insertLanding(t, conn, opts, base, before[6:]...); err != nil {
+	if err := insertLandingColumns(t, conn, opts, landingV1, base, before[6:]...); err != nil {
 		t.Fatal(err)
 	}
 
@@ -132,7 +132,7 @@ func TestUpgradeTo010CountsEveryEventOnce(t *testing.T) {
 		at := base.Add(time.Duration(i) * time.Minute).Add(40 * time.Second)
 		after = append(after, ev("a", "c1", "quota", at), ev("a", "c3", "internal", at), ev("b", "c2", "overload", at))
 	}
-	if err := insertLanding(t, conn, opts, base, after...); err != nil {
+	if err := insertLandingColumns(t, conn, opts, landingV1, base, after...); err != nil {
 		t.Fatal(err)
 	}
 
@@ -157,7 +157,7 @@ func TestUpgradeTo010CountsEveryEventOnce(t *testing.T) {
 	if got := views(); got != "[mv4_errors_1m_v2]" {
 		t.Errorf("views of the errors rollup after a second Migrate: %s; want only mv4_errors_1m_v2", got)
 	}
-	if err := insertLanding(t, conn, opts, base, ev("a", "c1", "quota", base)); err != nil {
+	if err := insertLandingColumns(t, conn, opts, landingV1, base, ev("a", "c1", "quota", base)); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(t, conn, "SELECT toUInt64(sum(n)) FROM "+db+".errors_1m"); n != uint64(len(before)) {
@@ -173,10 +173,13 @@ func TestUpgradeTo010CountsEveryEventOnce(t *testing.T) {
 // errors_1m_v2 count at least what errors holds. What is counted twice is
 // at most the rows of the batches whose insert overlapped the migration
 // (docs/schema.md: an insert that begins between 010's two statements runs
-// both views), and nothing when none did. Every batch succeeds.
+// both views), and nothing when none did. Every batch succeeds. The
+// database starts at 009: migration 008's ALTER of errors fails the inserts
+// of an older ingester until 008's own view replaces mv1_errors (a window
+// of milliseconds on 18.16, docs/schema.md), which is not 010's to test.
 func TestUpgradeTo010UnderInserts(t *testing.T) {
 	conn, opts, v := openDB(t)
-	migrateUpTo(t, conn, opts, v, 7)
+	migrateUpTo(t, conn, opts, v, 9)
 	db := opts.Database
 	base := time.Now().UTC().Truncate(time.Minute).Add(-5 * time.Minute)
 	type batch struct {
@@ -207,7 +210,7 @@ func TestUpgradeTo010UnderInserts(t *testing.T) {
 					"observed_at": at, "observed_at_ms": uint64(at.UnixMilli())})
 			}
 			bt := batch{start: time.Now(), rows: len(rs)}
-			if err := insertLanding(t, conn, opts, base, rs...); err != nil {
+			if err := insertLandingColumns(t, conn, opts, landingV1, base, rs...); err != nil {
 				errc <- fmt.Errorf("batch %d: %w", b, err)
 				return
 			}
@@ -217,19 +220,27 @@ func TestUpgradeTo010UnderInserts(t *testing.T) {
 		}
 	}()
 	for range 10 {
-		<-done
+		select {
+		case <-done:
+		case err := <-errc:
+			t.Fatalf("an insert failed: %v", err)
+		}
 	}
 	mStart := time.Now()
 	res := migrate(t, conn, opts)
 	mEnd := time.Now()
 	for range 10 {
-		<-done
+		select {
+		case <-done:
+		case err := <-errc:
+			t.Fatalf("an insert failed: %v", err)
+		}
 	}
 	close(stop)
 	if err := <-errc; err != nil {
 		t.Fatalf("an insert failed while the migration ran: %v", err)
 	}
-	if fmt.Sprint(res.Applied) != "[8 9 10]" {
+	if fmt.Sprint(res.Applied) != "[10]" {
 		t.Fatalf("Migrate: %+v; want 10 applied", res)
 	}
 	overlapping, total := 0, 0

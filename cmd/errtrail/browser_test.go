@@ -37,7 +37,9 @@ func TestBrowserCharts(t *testing.T) {
 	// 2 errors three minutes before, 4 in its minute (the record one of
 	// them), 1 two minutes after; the report's range of 6 hours holds 3
 	// more replies 3 hours before.
-	at := time.Now().UTC().Truncate(time.Minute).Add(-30*time.Minute + 20*time.Second)
+	// In the middle of an hour (the last hour's half past), so that the
+	// minutes around it share its hour whatever the clock says.
+	at := time.Now().UTC().Truncate(time.Hour).Add(-30*time.Minute + 20*time.Second)
 	const errorID = "err_chart_record_7"
 	var rows []row
 	add := func(n int, when time.Time) {
