@@ -157,21 +157,5 @@ caller did not send.
 	}
 	log.Info("serving MCP on Streamable HTTP", "addr", ln.Addr().String(), "path", *path, "auth", authOn,
 		"clickhouse", *c.chAddr, "database", *c.chDB, "redaction_key", finder.Redactor != nil)
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-	case err = <-served:
-	}
-	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if e := hs.Shutdown(shut); e != nil && !errors.Is(e, http.ErrServerClosed) {
-		log.Warn("shutdown", "err", e)
-	}
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Error("serve", "err", err)
-		return exitFailed
-	}
-	log.Info("stopped")
-	return exitOK
+	return serveUntilDone(ctx, hs, ln, log)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -131,8 +132,26 @@ asked with.
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "external_url", ext, "pages", *pages, "auth", authOn,
 		"clickhouse", *c.chAddr, "clickhouse_reports", *reportAddr, "database", *c.chDB, "user", *c.chUser, "redaction_key", finder.Redactor != nil)
+	return serveUntilDone(ctx, hs, ln, log)
+}
+
+// readyOn is the lookup service whose readiness check runs on a pool of its
+// own: /readyz answers while lookups or reports hold every connection of
+// theirs.
+type readyOn struct {
+	*lookup.Finder
+	ready *lookup.Finder
+}
+
+func (r readyOn) Ready(ctx context.Context) error { return r.ready.Ready(ctx) }
+
+// serveUntilDone serves hs on ln until ctx ends or serving fails, then
+// shuts it down (10 s for the requests under way) and returns the exit
+// status: errtrail serve's and errtrail mcp's end.
+func serveUntilDone(ctx context.Context, hs *http.Server, ln net.Listener, log *slog.Logger) int {
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
+	var err error
 	select {
 	case <-ctx.Done():
 	case err = <-served:
@@ -149,13 +168,3 @@ asked with.
 	log.Info("stopped")
 	return exitOK
 }
-
-// readyOn is the lookup service whose readiness check runs on a pool of its
-// own: /readyz answers while lookups or reports hold every connection of
-// theirs.
-type readyOn struct {
-	*lookup.Finder
-	ready *lookup.Finder
-}
-
-func (r readyOn) Ready(ctx context.Context) error { return r.ready.Ready(ctx) }
