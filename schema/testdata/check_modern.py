@@ -250,7 +250,11 @@ def upgrade(spec, lit, defaults, cols):
         offset[0] += 1
         row = dict(defaults, event_id="u%d" % offset[0], kafka_offset=offset[0], agent=agent, caller=caller,
                    kind=kind, observed_at="now() - %d" % ago)
-        s.query("INSERT INTO %s.landing (%s) VALUES (%s)" % (db, ", ".join(cols), ", ".join(lit(c, row[c]) for c in cols)))
+        # The columns landing has now: an older ingester names those of
+        # its own migrations only (008 and 009 add columns).
+        have = {r["name"] for r in rows("SELECT name FROM system.columns WHERE database='%s' AND table='landing'" % db)}
+        now_cols = [c for c in cols if c in have]
+        s.query("INSERT INTO %s.landing (%s) VALUES (%s)" % (db, ", ".join(now_cols), ", ".join(lit(c, row[c]) for c in now_cols)))
 
     run(lambda v: v <= 7)
     for ago in (300, 240, 180):
