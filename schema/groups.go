@@ -63,11 +63,12 @@ func (r *renderer) errorGroups() []string {
 	lv := LandingColumns[len(landingV1)]
 	out = append(out, r.addColumn(r.local(TableErrors), r.colDef(sv)))
 	if r.o.Cluster != "" {
-		out = append(out, r.addColumn(TableErrors, sv.name+" "+r.colType(sv)))
+		out = append(out, r.redistribute(TableErrors, errorsColumns, kafkaShard)...)
 	}
-	out = append(out, r.addColumn(r.local(TableLanding), lv.Name+" "+lv.Type))
 	if r.o.Cluster != "" {
-		out = append(out, r.addColumn(TableLanding, lv.Name+" "+lv.Type))
+		out = append(out, r.relanding(colsOf(landingColumns1))...)
+	} else {
+		out = append(out, r.addColumn(r.local(TableLanding), lv.Name+" "+lv.Type))
 	}
 	// Order: mv1_errors_v8 sorts where mv1_errors did, before
 	// viewIngestProgress (landingViews).
@@ -162,13 +163,27 @@ var (
 // exists" from it as done).
 func isAddColumn(st string) bool { return addColumnRE.MatchString(st) }
 
-// droppedViews returns the names of the tables and views m drops.
+// droppedViews returns the names of the tables and views m drops and does
+// not create again.
 func droppedViews(m Migration) []string {
 	var out []string
-	for _, st := range m.Statements {
-		if g := dropRE.FindStringSubmatch(st); g != nil {
+	for i, st := range m.Statements {
+		if g := dropRE.FindStringSubmatch(st); g != nil && !createdAfter(m.Statements[i+1:], g[2]) {
 			out = append(out, g[2])
 		}
 	}
 	return out
+}
+
+// createdAfter reports whether one of sts creates name again: a DROP
+// followed by its CREATE re-creates the object (redistribute), it does not
+// drop it for good. A Null table that keeps a dropped view's name does not
+// count: the view is gone.
+func createdAfter(sts []string, name string) bool {
+	for _, st := range sts {
+		if g := createRE.FindStringSubmatch(st); g != nil && g[2] == name && !isNullPlaceholder(st) {
+			return true
+		}
+	}
+	return false
 }

@@ -111,7 +111,11 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 				return res, &ChecksumError{m.Version, m.Name, a.checksum, m.Checksum, a.server}
 			}
 			if missing := missingObjects(m, have, droppedAfter(migs, m.Version)); len(missing) > 0 {
-				for i, st := range m.Statements {
+				sts := m.Statements
+				if migs[i].Repair != nil {
+					sts = liveOf(migs, i, migs[i].Repair)
+				}
+				for i, st := range sts {
 					if err := execStatement(ctx, conn, st); err != nil {
 						return res, fmt.Errorf("schema: migration %03d (%s), re-creating %v, statement %d: %w\n%s",
 							m.Version, m.Name, missing, i+1, err, st)
@@ -146,8 +150,17 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 			if m.Version <= res.Repaired[0] {
 				continue
 			}
+			dropped := map[string]bool{}
 			for _, st := range m.Statements {
-				if dropRE.MatchString(st) || isAddColumn(st) || isNullPlaceholder(st) {
+				g := dropRE.FindStringSubmatch(st)
+				if g != nil {
+					dropped[g[2]] = true
+				}
+				c := createRE.FindStringSubmatch(st)
+				// A drop, a column added, and what a drop is followed by
+				// in the same migration (a Distributed table re-created, a
+				// Null table keeping a dropped view's name).
+				if g != nil || isAddColumn(st) || isNullPlaceholder(st) || c != nil && dropped[c[2]] {
 					if err := execStatement(ctx, conn, st); err != nil {
 						return res, fmt.Errorf("schema: migration %03d (%s), after a repair: %w\n%s", m.Version, m.Name, err, st)
 					}
@@ -221,17 +234,19 @@ func localObjects(ctx context.Context, conn driver.Conn, db string) (map[string]
 // create an object a later migration drops (migration 010 drops
 // mv4_errors_1m, which migration 003 creates). The checksum stays that of
 // every statement, as recorded.
-func liveStatements(migs []Migration, i int) []string {
+func liveStatements(migs []Migration, i int) []string { return liveOf(migs, i, migs[i].Statements) }
+
+// liveOf is liveStatements of the statements sts of migs[i] (Statements
+// or Repair).
+func liveOf(migs []Migration, i int, sts []string) []string {
 	dropped := map[string]bool{}
 	for _, m := range migs[i+1:] {
-		for _, st := range m.Statements {
-			if g := dropRE.FindStringSubmatch(st); g != nil {
-				dropped[g[2]] = true
-			}
+		for _, n := range droppedViews(m) {
+			dropped[n] = true
 		}
 	}
 	var out []string
-	for _, st := range migs[i].Statements {
+	for _, st := range sts {
 		if g := createRE.FindStringSubmatch(st); g != nil && dropped[g[2]] {
 			continue
 		}

@@ -91,6 +91,12 @@ type Migration struct {
 	Version    int
 	Name       string
 	Statements []string
+	// Repair, if not nil, replaces Statements when Migrate re-creates the
+	// migration's missing objects after later migrations ran: the tables
+	// with the columns later migrations added (a replica added to a cluster
+	// must match the structure its shard's other replicas keep in
+	// ZooKeeper). The checksum stays that of Statements.
+	Repair []string
 	// Checksum identifies the rendered DDL (sha256, hex). Retention days are
 	// left out so that changing them does not look like an edited migration.
 	Checksum string
@@ -128,7 +134,8 @@ type renderer struct {
 func (r *renderer) migrations() []Migration {
 	return []Migration{
 		{Version: 0, Name: "bootstrap", Statements: r.bootstrap()},
-		{Version: 1, Name: "landing, errors and dead_letter", Statements: r.landingErrorsDeadLetter()},
+		{Version: 1, Name: "landing, errors and dead_letter", Statements: r.landingErrorsDeadLetter(landingV1, errorsV1),
+			Repair: r.landingErrorsDeadLetter(LandingColumns, errorsColumns)},
 		{Version: 2, Name: "error_lookup", Statements: r.errorLookup()},
 		{Version: 3, Name: "errors_1m and outcomes_1m rollups", Statements: r.minuteRollups()},
 		{Version: 4, Name: "ingest_progress", Statements: r.ingestProgress()},
@@ -284,6 +291,40 @@ func (r *renderer) distributed(name string, cols []col, shardKey string) string 
 		r.q(name), r.onCluster(), strings.Join(defs, ",\n"), r.o.Cluster, r.o.Database, r.local(name), shardKey)
 }
 
+// redistribute re-creates the Distributed table name with cols: on a
+// cluster whose shards are replicated, 18.16 refuses ALTER TABLE ... ON
+// CLUSTER on a table that is not replicated ("Table errors isn't
+// replicated, but shard #1 is replicated"), while DROP and CREATE run on
+// every host. A Distributed table holds no data; an insert or a read in the
+// moment between the two statements fails and is retried.
+func (r *renderer) redistribute(name string, cols []col, shardKey string) []string {
+	return []string{fmt.Sprintf("DROP TABLE IF EXISTS %s%s", r.q(name), r.onCluster()), r.distributed(name, cols, shardKey)}
+}
+
+// relanding adds columns to landing on a cluster: its local table is a Null
+// table, not replicated, so 18.16 refuses ALTER ... ON CLUSTER on it as on
+// a Distributed one; it holds no data and is re-created with cols (the
+// views on it find it again by name), then the Distributed table.
+func (r *renderer) relanding(cols []col) []string {
+	defs := make([]string, len(cols))
+	for i, c := range cols {
+		defs[i] = "    " + c.name + " " + c.typ
+	}
+	return append([]string{
+		fmt.Sprintf("DROP TABLE IF EXISTS %s%s", r.q(r.local(TableLanding)), r.onCluster()),
+		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s%s\n(\n%s\n)\nENGINE = Null", r.q(r.local(TableLanding)), r.onCluster(), strings.Join(defs, ",\n")),
+	}, r.redistribute(TableLanding, cols, kafkaShard)...)
+}
+
+// colsOf converts the landing's column list to the renderer's.
+func colsOf(cs []Column) []col {
+	out := make([]col, len(cs))
+	for i, c := range cs {
+		out[i] = col{name: c.Name, typ: c.Type}
+	}
+	return out
+}
+
 // Materialized views on landing. On a server without insert deduplication
 // (Features.InsertDedup false: 18.16 here) ClickHouse pushes each block
 // inserted into landing through these views one at a time, in byte order of
@@ -386,12 +427,12 @@ func (r *renderer) bootstrap() []string {
 		})...)
 }
 
-func (r *renderer) landingErrorsDeadLetter() []string {
+func (r *renderer) landingErrorsDeadLetter(landingCols []Column, errorsCols []col) []string {
 	var out []string
 	// landing: the ingester's single insert target. Null keeps nothing; the
 	// materialized views below see every inserted block.
-	landing := make([]col, len(landingV1))
-	for i, c := range landingV1 {
+	landing := make([]col, len(landingCols))
+	for i, c := range landingCols {
 		landing[i] = col{name: c.Name, typ: c.Type}
 	}
 	{
@@ -409,7 +450,7 @@ func (r *renderer) landingErrorsDeadLetter() []string {
 		}
 	}
 	out = append(out, r.createTable(table{
-		name: TableErrors, viewTarget: true, cols: errorsV1,
+		name: TableErrors, viewTarget: true, cols: errorsCols,
 		indexes: []string{
 			"idx_error_id error_id TYPE bloom_filter(0.01) GRANULARITY 4",
 			"idx_request_id request_id TYPE bloom_filter(0.01) GRANULARITY 4",
@@ -437,7 +478,7 @@ func (r *renderer) landingErrorsDeadLetter() []string {
 	})...)
 	// Order (both views): no dependency of their own; they sort before
 	// viewIngestProgress, which must follow them (landingViews).
-	out = append(out, r.view(viewErrors, TableErrors, r.errorsViewQuery(errorsV1)))
+	out = append(out, r.view(viewErrors, TableErrors, r.errorsViewQuery(errorsV1))) // dropped by 008, whatever the columns
 	out = append(out, r.view(viewDeadLetter, TableDeadLetter,
 		"SELECT\n    "+strings.Join(names(deadLetterColumns), ",\n    ")+"\nFROM "+r.q(r.local(TableLanding))+"\nWHERE dead = 1"))
 	return out

@@ -32,13 +32,11 @@ var errorTracesColumns = []col{
 // added (execStatement), as for migration 008.
 func (r *renderer) traces() []string {
 	var out []string
-	tables := []string{r.local(TableLanding)}
 	if r.o.Cluster != "" {
-		tables = append(tables, TableLanding) // the Distributed table the ingester may use
-	}
-	for _, t := range tables {
+		out = append(out, r.relanding(colsOf(LandingColumns))...)
+	} else {
 		for _, c := range landingColumns9 {
-			out = append(out, r.addColumn(t, c.Name+" "+c.Type))
+			out = append(out, r.addColumn(r.local(TableLanding), c.Name+" "+c.Type))
 		}
 	}
 	out = append(out, r.createTable(table{

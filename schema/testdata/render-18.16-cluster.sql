@@ -654,14 +654,166 @@ CREATE TABLE IF NOT EXISTS errtrail.incidents ON CLUSTER errtrail_cluster
 )
 ENGINE = Distributed(errtrail_cluster, errtrail, incidents_local, cityHash64(kind, agent, caller, reason));
 
--- 008 source_version and error groups (checksum 01e7c6ce5b4a4f1815dd18fe9ca77aadea3519379480a5b046e3fe87e73351c8)
+-- 008 source_version and error groups (checksum 9f8a910f6773ddf55bfdfb07ecaba3658d066b4eb8b40ccb4d5cb5f7a7585d00)
 ALTER TABLE errtrail.errors_local ON CLUSTER errtrail_cluster ADD COLUMN source_version String;
 
-ALTER TABLE errtrail.errors ON CLUSTER errtrail_cluster ADD COLUMN source_version String;
+DROP TABLE IF EXISTS errtrail.errors ON CLUSTER errtrail_cluster;
 
-ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN source_version String;
+CREATE TABLE IF NOT EXISTS errtrail.errors ON CLUSTER errtrail_cluster
+(
+    event_id String,
+    observed_at DateTime,
+    observed_at_ms UInt64,
+    ingested_at DateTime,
+    kafka_topic String,
+    kafka_partition Int32,
+    kafka_offset Int64,
+    source_kind String,
+    source_id String,
+    agent String,
+    endpoint String,
+    caller String,
+    method String,
+    attempt UInt16,
+    http_request_id String,
+    jsonrpc_id String,
+    message_id String,
+    task_id String,
+    idempotency_key_hash UInt64,
+    protocol String,
+    binding String,
+    envelope String,
+    http_status UInt16,
+    grpc_status String,
+    jsonrpc_code Int32,
+    code String,
+    reason String,
+    domain String,
+    kind String,
+    typed UInt8,
+    retryable Int8,
+    retryable_source String,
+    retry_after_ms Int64,
+    retry_after_source String,
+    limit_name String,
+    scope String,
+    error_id String,
+    request_id String,
+    message String,
+    violation_fields Array(String),
+    violation_descriptions Array(String),
+    findings Array(String),
+    source_version String
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, errors_local, cityHash64(kafka_topic, kafka_partition));
 
-ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN source_version String;
+DROP TABLE IF EXISTS errtrail.landing_local ON CLUSTER errtrail_cluster;
+
+CREATE TABLE IF NOT EXISTS errtrail.landing_local ON CLUSTER errtrail_cluster
+(
+    dead UInt8,
+    event_id String,
+    observed_at DateTime,
+    observed_at_ms UInt64,
+    ingested_at DateTime,
+    kafka_topic String,
+    kafka_partition Int32,
+    kafka_offset Int64,
+    source_kind String,
+    source_id String,
+    agent String,
+    endpoint String,
+    caller String,
+    method String,
+    attempt UInt16,
+    http_request_id String,
+    jsonrpc_id String,
+    message_id String,
+    task_id String,
+    idempotency_key_hash UInt64,
+    protocol String,
+    binding String,
+    envelope String,
+    http_status UInt16,
+    grpc_status String,
+    jsonrpc_code Int32,
+    code String,
+    reason String,
+    domain String,
+    kind String,
+    typed UInt8,
+    retryable Int8,
+    retryable_source String,
+    retry_after_ms Int64,
+    retry_after_source String,
+    limit_name String,
+    scope String,
+    error_id String,
+    request_id String,
+    message String,
+    violation_fields Array(String),
+    violation_descriptions Array(String),
+    findings Array(String),
+    dl_reason String,
+    dl_error String,
+    raw String,
+    source_version String
+)
+ENGINE = Null;
+
+DROP TABLE IF EXISTS errtrail.landing ON CLUSTER errtrail_cluster;
+
+CREATE TABLE IF NOT EXISTS errtrail.landing ON CLUSTER errtrail_cluster
+(
+    dead UInt8,
+    event_id String,
+    observed_at DateTime,
+    observed_at_ms UInt64,
+    ingested_at DateTime,
+    kafka_topic String,
+    kafka_partition Int32,
+    kafka_offset Int64,
+    source_kind String,
+    source_id String,
+    agent String,
+    endpoint String,
+    caller String,
+    method String,
+    attempt UInt16,
+    http_request_id String,
+    jsonrpc_id String,
+    message_id String,
+    task_id String,
+    idempotency_key_hash UInt64,
+    protocol String,
+    binding String,
+    envelope String,
+    http_status UInt16,
+    grpc_status String,
+    jsonrpc_code Int32,
+    code String,
+    reason String,
+    domain String,
+    kind String,
+    typed UInt8,
+    retryable Int8,
+    retryable_source String,
+    retry_after_ms Int64,
+    retry_after_source String,
+    limit_name String,
+    scope String,
+    error_id String,
+    request_id String,
+    message String,
+    violation_fields Array(String),
+    violation_descriptions Array(String),
+    findings Array(String),
+    dl_reason String,
+    dl_error String,
+    raw String,
+    source_version String
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, landing_local, cityHash64(kafka_topic, kafka_partition));
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv1_errors_v8 ON CLUSTER errtrail_cluster TO errtrail.errors_local AS
 SELECT
@@ -809,26 +961,124 @@ FROM errtrail.landing_local
 WHERE dead = 0
 GROUP BY agent, protocol, code, kind, method, hour;
 
--- 009 trace ids, origin and error_traces (checksum 23320cbc64acbb875961361c64a9d651790dba516e9d0171089c55361ac8f2f8)
-ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN trace_id String;
+-- 009 trace ids, origin and error_traces (checksum 8a9e0a077a81ce3cebc95a48fc80b2ab5d643db3034496e2bf235f8d4ee0b824)
+DROP TABLE IF EXISTS errtrail.landing_local ON CLUSTER errtrail_cluster;
 
-ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN span_id String;
+CREATE TABLE IF NOT EXISTS errtrail.landing_local ON CLUSTER errtrail_cluster
+(
+    dead UInt8,
+    event_id String,
+    observed_at DateTime,
+    observed_at_ms UInt64,
+    ingested_at DateTime,
+    kafka_topic String,
+    kafka_partition Int32,
+    kafka_offset Int64,
+    source_kind String,
+    source_id String,
+    agent String,
+    endpoint String,
+    caller String,
+    method String,
+    attempt UInt16,
+    http_request_id String,
+    jsonrpc_id String,
+    message_id String,
+    task_id String,
+    idempotency_key_hash UInt64,
+    protocol String,
+    binding String,
+    envelope String,
+    http_status UInt16,
+    grpc_status String,
+    jsonrpc_code Int32,
+    code String,
+    reason String,
+    domain String,
+    kind String,
+    typed UInt8,
+    retryable Int8,
+    retryable_source String,
+    retry_after_ms Int64,
+    retry_after_source String,
+    limit_name String,
+    scope String,
+    error_id String,
+    request_id String,
+    message String,
+    violation_fields Array(String),
+    violation_descriptions Array(String),
+    findings Array(String),
+    dl_reason String,
+    dl_error String,
+    raw String,
+    source_version String,
+    trace_id String,
+    span_id String,
+    origin String,
+    inferred Array(String),
+    kafka_index UInt32
+)
+ENGINE = Null;
 
-ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN origin String;
+DROP TABLE IF EXISTS errtrail.landing ON CLUSTER errtrail_cluster;
 
-ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN inferred Array(String);
-
-ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN kafka_index UInt32;
-
-ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN trace_id String;
-
-ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN span_id String;
-
-ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN origin String;
-
-ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN inferred Array(String);
-
-ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN kafka_index UInt32;
+CREATE TABLE IF NOT EXISTS errtrail.landing ON CLUSTER errtrail_cluster
+(
+    dead UInt8,
+    event_id String,
+    observed_at DateTime,
+    observed_at_ms UInt64,
+    ingested_at DateTime,
+    kafka_topic String,
+    kafka_partition Int32,
+    kafka_offset Int64,
+    source_kind String,
+    source_id String,
+    agent String,
+    endpoint String,
+    caller String,
+    method String,
+    attempt UInt16,
+    http_request_id String,
+    jsonrpc_id String,
+    message_id String,
+    task_id String,
+    idempotency_key_hash UInt64,
+    protocol String,
+    binding String,
+    envelope String,
+    http_status UInt16,
+    grpc_status String,
+    jsonrpc_code Int32,
+    code String,
+    reason String,
+    domain String,
+    kind String,
+    typed UInt8,
+    retryable Int8,
+    retryable_source String,
+    retry_after_ms Int64,
+    retry_after_source String,
+    limit_name String,
+    scope String,
+    error_id String,
+    request_id String,
+    message String,
+    violation_fields Array(String),
+    violation_descriptions Array(String),
+    findings Array(String),
+    dl_reason String,
+    dl_error String,
+    raw String,
+    source_version String,
+    trace_id String,
+    span_id String,
+    origin String,
+    inferred Array(String),
+    kafka_index UInt32
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, landing_local, cityHash64(kafka_topic, kafka_partition));
 
 CREATE TABLE IF NOT EXISTS errtrail.error_traces_local ON CLUSTER errtrail_cluster
 (

@@ -667,14 +667,166 @@ CREATE TABLE IF NOT EXISTS errtrail.incidents ON CLUSTER errtrail_cluster
 )
 ENGINE = Distributed(errtrail_cluster, errtrail, incidents_local, cityHash64(kind, agent, caller, reason));
 
--- 008 source_version and error groups (checksum 7169208bcf96ab81216eef97ab0f7636789698bf1a92ccb2ae4c2c03cf991d0b)
+-- 008 source_version and error groups (checksum 56544af7186da8028701ce3df20b6ae752112493150bafe99f622a90274f87d8)
 ALTER TABLE errtrail.errors_local ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS source_version LowCardinality(String);
 
-ALTER TABLE errtrail.errors ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS source_version LowCardinality(String);
+DROP TABLE IF EXISTS errtrail.errors ON CLUSTER errtrail_cluster;
 
-ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS source_version String;
+CREATE TABLE IF NOT EXISTS errtrail.errors ON CLUSTER errtrail_cluster
+(
+    event_id String,
+    observed_at DateTime,
+    observed_at_ms UInt64,
+    ingested_at DateTime,
+    kafka_topic LowCardinality(String),
+    kafka_partition Int32,
+    kafka_offset Int64,
+    source_kind LowCardinality(String),
+    source_id LowCardinality(String),
+    agent LowCardinality(String),
+    endpoint LowCardinality(String),
+    caller LowCardinality(String),
+    method LowCardinality(String),
+    attempt UInt16,
+    http_request_id String,
+    jsonrpc_id String,
+    message_id String,
+    task_id String,
+    idempotency_key_hash UInt64,
+    protocol LowCardinality(String),
+    binding LowCardinality(String),
+    envelope LowCardinality(String),
+    http_status UInt16,
+    grpc_status LowCardinality(String),
+    jsonrpc_code Int32,
+    code LowCardinality(String),
+    reason LowCardinality(String),
+    domain LowCardinality(String),
+    kind LowCardinality(String),
+    typed UInt8,
+    retryable Int8,
+    retryable_source LowCardinality(String),
+    retry_after_ms Int64,
+    retry_after_source LowCardinality(String),
+    limit_name LowCardinality(String),
+    scope LowCardinality(String),
+    error_id String,
+    request_id String,
+    message String,
+    violation_fields Array(String),
+    violation_descriptions Array(String),
+    findings Array(String),
+    source_version LowCardinality(String)
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, errors_local, cityHash64(kafka_topic, kafka_partition));
 
-ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS source_version String;
+DROP TABLE IF EXISTS errtrail.landing_local ON CLUSTER errtrail_cluster;
+
+CREATE TABLE IF NOT EXISTS errtrail.landing_local ON CLUSTER errtrail_cluster
+(
+    dead UInt8,
+    event_id String,
+    observed_at DateTime,
+    observed_at_ms UInt64,
+    ingested_at DateTime,
+    kafka_topic String,
+    kafka_partition Int32,
+    kafka_offset Int64,
+    source_kind String,
+    source_id String,
+    agent String,
+    endpoint String,
+    caller String,
+    method String,
+    attempt UInt16,
+    http_request_id String,
+    jsonrpc_id String,
+    message_id String,
+    task_id String,
+    idempotency_key_hash UInt64,
+    protocol String,
+    binding String,
+    envelope String,
+    http_status UInt16,
+    grpc_status String,
+    jsonrpc_code Int32,
+    code String,
+    reason String,
+    domain String,
+    kind String,
+    typed UInt8,
+    retryable Int8,
+    retryable_source String,
+    retry_after_ms Int64,
+    retry_after_source String,
+    limit_name String,
+    scope String,
+    error_id String,
+    request_id String,
+    message String,
+    violation_fields Array(String),
+    violation_descriptions Array(String),
+    findings Array(String),
+    dl_reason String,
+    dl_error String,
+    raw String,
+    source_version String
+)
+ENGINE = Null;
+
+DROP TABLE IF EXISTS errtrail.landing ON CLUSTER errtrail_cluster;
+
+CREATE TABLE IF NOT EXISTS errtrail.landing ON CLUSTER errtrail_cluster
+(
+    dead UInt8,
+    event_id String,
+    observed_at DateTime,
+    observed_at_ms UInt64,
+    ingested_at DateTime,
+    kafka_topic String,
+    kafka_partition Int32,
+    kafka_offset Int64,
+    source_kind String,
+    source_id String,
+    agent String,
+    endpoint String,
+    caller String,
+    method String,
+    attempt UInt16,
+    http_request_id String,
+    jsonrpc_id String,
+    message_id String,
+    task_id String,
+    idempotency_key_hash UInt64,
+    protocol String,
+    binding String,
+    envelope String,
+    http_status UInt16,
+    grpc_status String,
+    jsonrpc_code Int32,
+    code String,
+    reason String,
+    domain String,
+    kind String,
+    typed UInt8,
+    retryable Int8,
+    retryable_source String,
+    retry_after_ms Int64,
+    retry_after_source String,
+    limit_name String,
+    scope String,
+    error_id String,
+    request_id String,
+    message String,
+    violation_fields Array(String),
+    violation_descriptions Array(String),
+    findings Array(String),
+    dl_reason String,
+    dl_error String,
+    raw String,
+    source_version String
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, landing_local, cityHash64(kafka_topic, kafka_partition));
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS errtrail.mv1_errors_v8 ON CLUSTER errtrail_cluster TO errtrail.errors_local AS
 SELECT
@@ -823,26 +975,124 @@ FROM errtrail.landing_local
 WHERE dead = 0
 GROUP BY agent, protocol, code, kind, method, hour;
 
--- 009 trace ids, origin and error_traces (checksum 04e30f3e58c4d422a5d84afff6fbfe0588fb9f346d42d879e6ca28592cb28a32)
-ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS trace_id String;
+-- 009 trace ids, origin and error_traces (checksum 29696e99d3a44e905cc04483c2dc3e114e5107d71a0d5bcb20a14dbf33e85487)
+DROP TABLE IF EXISTS errtrail.landing_local ON CLUSTER errtrail_cluster;
 
-ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS span_id String;
+CREATE TABLE IF NOT EXISTS errtrail.landing_local ON CLUSTER errtrail_cluster
+(
+    dead UInt8,
+    event_id String,
+    observed_at DateTime,
+    observed_at_ms UInt64,
+    ingested_at DateTime,
+    kafka_topic String,
+    kafka_partition Int32,
+    kafka_offset Int64,
+    source_kind String,
+    source_id String,
+    agent String,
+    endpoint String,
+    caller String,
+    method String,
+    attempt UInt16,
+    http_request_id String,
+    jsonrpc_id String,
+    message_id String,
+    task_id String,
+    idempotency_key_hash UInt64,
+    protocol String,
+    binding String,
+    envelope String,
+    http_status UInt16,
+    grpc_status String,
+    jsonrpc_code Int32,
+    code String,
+    reason String,
+    domain String,
+    kind String,
+    typed UInt8,
+    retryable Int8,
+    retryable_source String,
+    retry_after_ms Int64,
+    retry_after_source String,
+    limit_name String,
+    scope String,
+    error_id String,
+    request_id String,
+    message String,
+    violation_fields Array(String),
+    violation_descriptions Array(String),
+    findings Array(String),
+    dl_reason String,
+    dl_error String,
+    raw String,
+    source_version String,
+    trace_id String,
+    span_id String,
+    origin String,
+    inferred Array(String),
+    kafka_index UInt32
+)
+ENGINE = Null;
 
-ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS origin String;
+DROP TABLE IF EXISTS errtrail.landing ON CLUSTER errtrail_cluster;
 
-ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS inferred Array(String);
-
-ALTER TABLE errtrail.landing_local ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS kafka_index UInt32;
-
-ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS trace_id String;
-
-ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS span_id String;
-
-ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS origin String;
-
-ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS inferred Array(String);
-
-ALTER TABLE errtrail.landing ON CLUSTER errtrail_cluster ADD COLUMN IF NOT EXISTS kafka_index UInt32;
+CREATE TABLE IF NOT EXISTS errtrail.landing ON CLUSTER errtrail_cluster
+(
+    dead UInt8,
+    event_id String,
+    observed_at DateTime,
+    observed_at_ms UInt64,
+    ingested_at DateTime,
+    kafka_topic String,
+    kafka_partition Int32,
+    kafka_offset Int64,
+    source_kind String,
+    source_id String,
+    agent String,
+    endpoint String,
+    caller String,
+    method String,
+    attempt UInt16,
+    http_request_id String,
+    jsonrpc_id String,
+    message_id String,
+    task_id String,
+    idempotency_key_hash UInt64,
+    protocol String,
+    binding String,
+    envelope String,
+    http_status UInt16,
+    grpc_status String,
+    jsonrpc_code Int32,
+    code String,
+    reason String,
+    domain String,
+    kind String,
+    typed UInt8,
+    retryable Int8,
+    retryable_source String,
+    retry_after_ms Int64,
+    retry_after_source String,
+    limit_name String,
+    scope String,
+    error_id String,
+    request_id String,
+    message String,
+    violation_fields Array(String),
+    violation_descriptions Array(String),
+    findings Array(String),
+    dl_reason String,
+    dl_error String,
+    raw String,
+    source_version String,
+    trace_id String,
+    span_id String,
+    origin String,
+    inferred Array(String),
+    kafka_index UInt32
+)
+ENGINE = Distributed(errtrail_cluster, errtrail, landing_local, cityHash64(kafka_topic, kafka_partition));
 
 CREATE TABLE IF NOT EXISTS errtrail.error_traces_local ON CLUSTER errtrail_cluster
 (
