@@ -499,7 +499,7 @@ func pythonWithMCP(t *testing.T) string {
 	}
 	if err := exec.Command(py, "-c", "import mcp, httpx2").Run(); err != nil {
 		msg := fmt.Sprintf("%s cannot import the MCP Python SDK (%v): run scripts/stack install", py, err)
-		if os.Getenv("CI") != "" {
+		if testenv.InCI() {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)
