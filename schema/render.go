@@ -306,14 +306,20 @@ func (r *renderer) redistribute(name string, cols []col, shardKey string) []stri
 // a Distributed one; it holds no data and is re-created with cols (the
 // views on it find it again by name), then the Distributed table.
 func (r *renderer) relanding(cols []col) []string {
+	return append([]string{
+		fmt.Sprintf("DROP TABLE IF EXISTS %s%s", r.q(r.local(TableLanding)), r.onCluster()),
+		r.nullLanding(cols),
+	}, r.redistribute(TableLanding, cols, kafkaShard)...)
+}
+
+// nullLanding creates landing's local table, a Null table with cols: the
+// ingester's insert target, whose blocks only the views keep.
+func (r *renderer) nullLanding(cols []col) string {
 	defs := make([]string, len(cols))
 	for i, c := range cols {
 		defs[i] = "    " + c.name + " " + c.typ
 	}
-	return append([]string{
-		fmt.Sprintf("DROP TABLE IF EXISTS %s%s", r.q(r.local(TableLanding)), r.onCluster()),
-		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s%s\n(\n%s\n)\nENGINE = Null", r.q(r.local(TableLanding)), r.onCluster(), strings.Join(defs, ",\n")),
-	}, r.redistribute(TableLanding, cols, kafkaShard)...)
+	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s%s\n(\n%s\n)\nENGINE = Null", r.q(r.local(TableLanding)), r.onCluster(), strings.Join(defs, ",\n"))
 }
 
 // colsOf converts the landing's column list to the renderer's.
@@ -436,15 +442,7 @@ func (r *renderer) landingErrorsDeadLetter(landingCols []Column, errorsCols []co
 		landing[i] = col{name: c.Name, typ: c.Type}
 	}
 	{
-		var b strings.Builder
-		fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s%s\n(\n", r.q(r.local(TableLanding)), r.onCluster())
-		defs := make([]string, len(landing))
-		for i, c := range landing {
-			defs[i] = "    " + c.name + " " + c.typ
-		}
-		b.WriteString(strings.Join(defs, ",\n"))
-		b.WriteString("\n)\nENGINE = Null")
-		out = append(out, b.String())
+		out = append(out, r.nullLanding(landing))
 		if r.o.Cluster != "" {
 			out = append(out, r.distributed(TableLanding, landing, kafkaShard))
 		}
