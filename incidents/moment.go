@@ -3,6 +3,7 @@ package incidents
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -45,8 +46,8 @@ type Moment struct {
 	Incidents []Incident
 }
 
-// At reads what the incidents say of agent at t: two point reads (the
-// minute's alerters, the agent's episodes by the sorting-key prefix).
+// At reads what the incidents say of agent at t: two point reads at once
+// (the minute's alerters, the agent's episodes by the sorting-key prefix).
 func At(ctx context.Context, conn driver.Conn, db, agent string, t time.Time) (Moment, error) {
 	var m Moment
 	if err := schema.ValidDatabase(db); err != nil {
@@ -54,15 +55,23 @@ func At(ctx context.Context, conn driver.Conn, db, agent string, t time.Time) (M
 	}
 	t = t.UTC()
 	var n uint64
-	if err := conn.QueryRow(ctx, fmt.Sprintf("SELECT count() FROM %s.%s WHERE minute = toDateTime(?)", db, MinutesTable),
-		t.Truncate(time.Minute).Unix()).Scan(&n); err != nil {
-		return m, fmt.Errorf("incidents: read: %w", err)
-	}
-	m.Recording = n > 0
+	var nerr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		nerr = conn.QueryRow(ctx, fmt.Sprintf("SELECT count() FROM %s.%s WHERE minute = toDateTime(?)", db, MinutesTable),
+			t.Truncate(time.Minute).Unix()).Scan(&n)
+	}()
 	list, err := Read(ctx, conn, db, Filter{Agent: agent, From: t, To: t.Add(time.Second)})
+	wg.Wait()
+	if nerr != nil {
+		return m, fmt.Errorf("incidents: read: %w", nerr)
+	}
 	if err != nil {
 		return m, err
 	}
+	m.Recording = n > 0
 	for _, i := range list {
 		if i.At(t) {
 			m.Incidents = append(m.Incidents, i)

@@ -80,6 +80,13 @@ func (f *Finder) contextOf(ctx context.Context, r *Row, began time.Time) (Contex
 		" WHERE minute >= toDateTime(?) AND minute < toDateTime(?) AND agent = ? AND caller = ?"+
 		" GROUP BY m", f.table(schema.TableCallers1m))
 	conn, done := f.step("minutes")
+	// The other callers of the record's minute are read at the same time.
+	var oerr error
+	others := make(chan struct{})
+	go func() {
+		defer close(others)
+		oerr = f.otherCallers(ctx, conn, r, &c)
+	}()
 	rows, err := conn.Query(ctx, q, c.From.Unix(), c.To.Unix(), r.Agent, r.Caller)
 	if err == nil {
 		for rows.Next() {
@@ -97,9 +104,8 @@ func (f *Finder) contextOf(ctx context.Context, r *Row, began time.Time) (Contex
 			err = rows.Err()
 		}
 	}
-	if err == nil {
-		err = f.otherCallers(ctx, conn, r, &c)
-	}
+	<-others
+	err = errors.Join(err, oerr)
 	done(err)
 	var budget <-chan time.Time
 	in := verdicts // where the select takes the verdicts from

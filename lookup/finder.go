@@ -207,24 +207,19 @@ func (f *Finder) Story(ctx context.Context, id string, opt FindOptions) (*Story,
 	for i := 0; st.MatchedAs == "" && i < len(copies); i++ {
 		st.MatchedAs = matchedAs(&copies[i], cands)
 	}
-	conn, done = f.step("traces")
-	tr, err := schema.Traces(ctx, conn, schema.Options{Database: f.db()}, []schema.ErrorRow{*row})
-	done(err)
-	if err != nil {
-		return nil, unavailable(err, cands)
-	}
-	if t, ok := tr[row.EventID]; ok {
-		st.Record.TraceID, st.Record.SpanID, st.Record.Origin, st.Record.Inferred = t.TraceID, t.SpanID, t.Origin, t.Inferred
-		for _, c := range cands {
-			if st.MatchedAs == "" && t.TraceID != "" && c == t.TraceID {
-				st.MatchedAs = "trace_id"
-			}
-		}
-	}
 	st.Observers = observersOf(&st.Record, copies)
-	var aerr, cerr error
+	// The trace, the attempts and the context are read at once; the trace
+	// is merged into the record after the others are done with it.
+	var tr map[string]schema.TraceRow
+	var terr, aerr, cerr error
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		conn, done := f.step("traces")
+		tr, terr = schema.Traces(ctx, conn, schema.Options{Database: f.db()}, []schema.ErrorRow{*row})
+		done(terr)
+	}()
 	go func() {
 		defer wg.Done()
 		conn, done := f.step("attempts")
@@ -236,7 +231,15 @@ func (f *Finder) Story(ctx context.Context, id string, opt FindOptions) (*Story,
 		st.Context, cerr = f.contextOf(ctx, &st.Record, began)
 	}()
 	wg.Wait()
-	if err := errors.Join(aerr, cerr); err != nil {
+	if t, ok := tr[row.EventID]; terr == nil && ok {
+		st.Record.TraceID, st.Record.SpanID, st.Record.Origin, st.Record.Inferred = t.TraceID, t.SpanID, t.Origin, t.Inferred
+		for _, c := range cands {
+			if st.MatchedAs == "" && t.TraceID != "" && c == t.TraceID {
+				st.MatchedAs = "trace_id"
+			}
+		}
+	}
+	if err := errors.Join(terr, aerr, cerr); err != nil {
 		return nil, unavailable(err, cands)
 	}
 	h := healthUnknown
