@@ -568,7 +568,9 @@ func TestServeReportsDoNotStarveLookups(t *testing.T) {
 	hold := newHoldProxy(t, s.addr)
 	t.Setenv("ERRTRAIL_TEST_SERVE_TOKENS", "tok-a tok-b tok-c")
 	srv := s.serve(t, "--auth.tokens-env", "ERRTRAIL_TEST_SERVE_TOKENS", "--web.without-auth",
-		"--clickhouse.report-addr", hold.Addr(), "--clickhouse.report-conns", "2",
+		// The proxy holds the protocol's hello too: a dial timeout longer
+		// than the test keeps a held report held on a slow machine.
+		"--clickhouse.report-addr", hold.Addr(), "--clickhouse.report-conns", "2", "--clickhouse.dial-timeout", "10m",
 		"--limits.lookups.per-client", "16", "--limits.lists.per-client", "16",
 		"--limits.reports.concurrency", "2", "--limits.reports.per-client", "2", "--limits.reports.queue-length", "4",
 		"--limits.queue-timeout", "300ms", "--ratelimit.rps", "0",

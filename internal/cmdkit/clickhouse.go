@@ -20,8 +20,9 @@ import (
 const (
 	DefaultClickHouseAddr = "127.0.0.1:19000" // the local stack's native port
 	DefaultClickHouseUser = "default"
-	// DialTimeout bounds a connection's TCP connect and TLS handshake.
-	DialTimeout = 10 * time.Second
+	// DefaultDialTimeout is --clickhouse.dial-timeout's default: it bounds
+	// a connection's TCP connect, TLS handshake and the protocol's hello.
+	DefaultDialTimeout = 10 * time.Second
 )
 
 // ClickHouseHelp are the parts of the group's help that say what this
@@ -33,7 +34,8 @@ type ClickHouseHelp struct {
 }
 
 // ClickHouse is the --clickhouse.* flag group: --clickhouse.addr,
-// .database, .user, .password and the TLS flags (cliflags.TLS). Check
+// .database, .user, .password, .dial-timeout and the TLS flags
+// (cliflags.TLS). Check
 // fills Addrs and TLSConfig.
 type ClickHouse struct {
 	Addr     *string // --clickhouse.addr, as given (comma-separated)
@@ -41,6 +43,8 @@ type ClickHouse struct {
 	User     *string // --clickhouse.user
 	password *string
 	tls      cliflags.TLS
+	// DialTimeout is --clickhouse.dial-timeout.
+	DialTimeout *time.Duration
 
 	Addrs     []string    // --clickhouse.addr, split
 	TLSConfig *tls.Config // nil without TLS
@@ -67,6 +71,8 @@ func AddClickHouse(f *cliflags.Flags, envPrefix string, help ClickHouseHelp) *Cl
 		User:     f.String("clickhouse.user", envKey(envPrefix, "clickhouse.user"), DefaultClickHouseUser, help.User),
 		password: f.Secret("clickhouse.password", envKey(envPrefix, "clickhouse.password"), "ClickHouse password (never logged; prefer the environment)"),
 		tls:      f.TLS("clickhouse", tlsPrefix, "ClickHouse"),
+		DialTimeout: f.Duration("clickhouse.dial-timeout", envKey(envPrefix, "clickhouse.dial-timeout"), DefaultDialTimeout,
+			"bound of a new ClickHouse connection's connect, TLS handshake and hello"),
 	}
 }
 
@@ -88,6 +94,9 @@ func (c *ClickHouse) Check() error {
 	}
 	if err := schema.ValidDatabase(*c.Database); err != nil {
 		return err
+	}
+	if *c.DialTimeout <= 0 {
+		return errors.New("--clickhouse.dial-timeout must be above 0")
 	}
 	var err error
 	if c.TLSConfig, err = c.tls.Config(); err != nil {
@@ -142,8 +151,8 @@ func (c *ClickHouse) Open(p Pool) (driver.Conn, error) {
 		Addr:         addrs,
 		Protocol:     clickhouse.Native,
 		Auth:         clickhouse.Auth{Database: login, Username: *c.User, Password: *c.password},
-		DialContext:  (&chdial.Dialer{Timeout: DialTimeout, WriteTimeout: p.Timeout, TLS: c.TLSConfig}).DialContext,
-		DialTimeout:  DialTimeout,
+		DialContext:  (&chdial.Dialer{Timeout: *c.DialTimeout, WriteTimeout: p.Timeout, TLS: c.TLSConfig}).DialContext,
+		DialTimeout:  *c.DialTimeout,
 		ReadTimeout:  p.Timeout,
 		MaxOpenConns: p.MaxOpen,
 		MaxIdleConns: p.MaxOpen,

@@ -42,10 +42,14 @@ func TestClickHouseFlags(t *testing.T) {
 		t.Errorf("no prefix: addrs %v db %q user %q password set %v; want the defaults, no variable read",
 			ch.Addrs, *ch.Database, *ch.User, *ch.Password() != "")
 	}
+	if *ch.DialTimeout != DefaultDialTimeout {
+		t.Errorf("--clickhouse.dial-timeout %v; want the default %v", *ch.DialTimeout, DefaultDialTimeout)
+	}
 	if u := fs.Lookup("clickhouse.user").Usage; u != "read-only user" {
 		t.Errorf("--clickhouse.user help %q", u)
 	}
 
+	t.Setenv("ERRTRAIL_CLICKHOUSE_DIAL_TIMEOUT", "90s")
 	fs, f = newFlags()
 	ch = AddClickHouse(f, "ERRTRAIL_", ClickHouseHelp{})
 	if err := fs.Parse([]string{"--clickhouse.database", "flag_db"}); err != nil {
@@ -56,6 +60,9 @@ func TestClickHouseFlags(t *testing.T) {
 	}
 	if err := ch.Check(); err != nil {
 		t.Fatal(err)
+	}
+	if *ch.DialTimeout != 90*time.Second {
+		t.Errorf("--clickhouse.dial-timeout from ERRTRAIL_CLICKHOUSE_DIAL_TIMEOUT: %v; want 1m30s", *ch.DialTimeout)
 	}
 	if strings.Join(ch.Addrs, " ") != "ch1:9000 ch2:9000" || *ch.Database != "flag_db" || *ch.Password() != "pw-from-env" {
 		t.Errorf("ERRTRAIL_ prefix: addrs %v db %q password from env %v", ch.Addrs, *ch.Database, *ch.Password() == "pw-from-env")
@@ -81,6 +88,7 @@ func TestClickHouseCheck(t *testing.T) {
 		{[]string{"--clickhouse.addr", " , "}, "names no address"},
 		{[]string{"--clickhouse.database", "bad-name"}, "not a plain identifier"},
 		{[]string{"--clickhouse.tls", "--clickhouse.tls.ca-file", "/nonexistent/ca.pem"}, "clickhouse TLS"},
+		{[]string{"--clickhouse.dial-timeout", "0s"}, "dial-timeout must be above 0"},
 	} {
 		fs, f := newFlags()
 		ch := AddClickHouse(f, "", ClickHouseHelp{})
