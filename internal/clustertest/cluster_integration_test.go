@@ -308,7 +308,7 @@ func syncReplicas(t *testing.T, conn driver.Conn, db string) {
 // while ingest writes catches up once it restarts: on both replicas every
 // event is stored once and every rollup counts each event once.
 func TestClusterReplicasAndRollups(t *testing.T) {
-	cl := testenv.Cluster(t, "A")
+	cl := testenv.ClusterToStop(t, "A")
 	n1, n2 := stackload.Open(t, cl.Nodes[0]), stackload.Open(t, cl.Nodes[1])
 	db := "errtrail_cluster_a_" + uniq()
 	dropDatabase(t, n1, cl, db)
@@ -372,7 +372,7 @@ func TestClusterReplicasAndRollups(t *testing.T) {
 // — with rollups equal to the rows. A lookup by event id through either
 // node finds a row on either shard.
 func TestClusterShardDown(t *testing.T) {
-	cl := testenv.Cluster(t, "B")
+	cl := testenv.ClusterToStop(t, "B")
 	n3, n4 := stackload.Open(t, cl.Nodes[0]), stackload.Open(t, cl.Nodes[1])
 	db := "errtrail_cluster_b_" + uniq()
 	dropDatabase(t, n3, cl, db)
