@@ -102,11 +102,15 @@ func readHeaders(hs []Header) hdrInfo {
 	return h
 }
 
-// observe records what one header says. The callers keep only what
-// keptHeader allows.
-func (h *hdrInfo) observe(n, v string) {
+// observe records what one header says. For a name it reads it also
+// returns what is kept of the header, the allow-list's answer for that
+// name (pinned by TestKeptHeadersAreWhatTheDecoderReads and
+// TestObserveAnswersAsKeptHeader), so that framing need not match the name
+// a second time; read is false for every other name, whose fate
+// keptHeader decides. The callers keep only what the allow-list allows.
+func (h *hdrInfo) observe(n, v string) (use redact.HeaderUse, read bool) {
 	if len(n) < 4 {
-		return
+		return redact.HeaderDrop, false
 	}
 	// Dispatch on length and first letter before comparing names.
 	switch c := n[0] | 0x20; {
@@ -128,11 +132,21 @@ func (h *hdrInfo) observe(n, v string) {
 		h.requestID = trimHeader(v)
 	case c == 'x' && len(n) == 19 && equalFoldASCII(n, "X-Envoy-Ratelimited"):
 		h.envoyLimited = true
+		return redact.HeaderName, true
 	case c == 'x' && len(n) == 18 && equalFoldASCII(n, "X-Envoy-Overloaded"):
 		h.envoyOverloaded = true
-	case (c == 'm' || c == 'a' || c == 'x') && transportOf(n) != 0:
-		h.transport |= transportOf(n) // only the presence counts (kept by name)
+		return redact.HeaderName, true
+	case c == 'm' || c == 'a' || c == 'x':
+		tr := transportOf(n)
+		if tr == 0 {
+			return redact.HeaderDrop, false
+		}
+		h.transport |= tr // only the presence counts (kept by name)
+		return redact.HeaderName, true
+	default:
+		return redact.HeaderDrop, false
 	}
+	return redact.HeaderValue, true
 }
 
 // trimHeader is strings.TrimSpace minus the call for a value with nothing

@@ -51,6 +51,7 @@ func (d *Decoder) rawHTTP(b []byte, rep *Reply) *DecodeError {
 		}
 		name := bytesToString(hl[:colon])
 		val := bytesToString(trimSpace(hl[colon+1:]))
+		use := redact.HeaderValue // the framing headers are kept
 		switch {
 		case len(name) == 17 && equalFoldASCII(name, "Transfer-Encoding"):
 			chunked = strings.Contains(strings.ToLower(val), "chunked")
@@ -58,9 +59,15 @@ func (d *Decoder) rawHTTP(b []byte, rep *Reply) *DecodeError {
 			if n, ok := parseIntPrefix([]byte(val)); ok && n >= 0 && isDigits(val) {
 				contentLength = int(n)
 			}
+		default:
+			// observe reads neither framing header; for the names it reads
+			// it gives the allow-list's answer.
+			var read bool
+			if use, read = d.sc.hdr.observe(name, val); !read {
+				use = keptHeader(name)
+			}
 		}
-		d.sc.hdr.observe(name, val)
-		switch keptHeader(name) {
+		switch use {
 		case redact.HeaderDrop:
 			continue // not on the allow-list: never kept
 		case redact.HeaderName:

@@ -115,11 +115,21 @@ func parseIntPrefix(b []byte) (int64, bool) {
 	}
 	var n int64
 	i := 0
-	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		if n > (1<<62)/10 {
-			return 0, false
+	if len(b) <= 18 { // 18 digits cannot pass the bound checked below: no check per digit
+		for ; i < len(b); i++ {
+			c := b[i] - '0'
+			if c > 9 {
+				break
+			}
+			n = n*10 + int64(c)
 		}
-		n = n*10 + int64(b[i]-'0')
+	} else {
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			if n > (1<<62)/10 {
+				return 0, false
+			}
+			n = n*10 + int64(b[i]-'0')
+		}
 	}
 	if i < len(b) {
 		// Allow a fraction (truncated) or exponent-free decimals only.
