@@ -76,7 +76,8 @@ type facts struct {
 }
 
 func (f *facts) reset() {
-	*f = facts{errInfoIndex: -1, relayRetryMS: -1, aap: aapInfo{retryAfterMS: -1}}
+	*f = facts{} // cleared in place (a literal with values is built and copied)
+	f.errInfoIndex, f.relayRetryMS, f.aap.retryAfterMS = -1, -1, -1
 }
 
 // Bits of facts.metaKeys.
