@@ -183,7 +183,11 @@ func isJSONMedia(ct string) bool {
 		(len(mt) > 5 && equalFoldASCII(mt[len(mt)-5:], "+json"))
 }
 
-func isSSEMedia(ct string) bool { return equalFoldASCII(mediaType(ct), "text/event-stream") }
+// isSSEMedia reports whether a Content-Type names an event stream. mediaType
+// only shortens a value, so a shorter one is not looked at further.
+func isSSEMedia(ct string) bool {
+	return len(ct) >= len("text/event-stream") && equalFoldASCII(mediaType(ct), "text/event-stream")
+}
 
 // retryAfterMS parses a Retry-After value: delay-seconds or an HTTP-date in
 // any of its three forms (RFC 9110 §10.2.3), relative to nowMS. A date in the
@@ -266,6 +270,9 @@ func (h *hdrInfo) rateLimitReset() (ms int64, policy string, ok bool) {
 
 // policyName returns the name of the first RateLimit-Policy item, if any.
 func (h *hdrInfo) policyName() string {
+	if h.rateLimitPolicy == "" {
+		return ""
+	}
 	v := strings.TrimSpace(h.rateLimitPolicy)
 	if strings.HasPrefix(v, `"`) {
 		if j := strings.IndexByte(v[1:], '"'); j >= 0 {

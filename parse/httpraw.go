@@ -21,11 +21,12 @@ func (d *Decoder) rawHTTP(b []byte, rep *Reply) *DecodeError {
 	if len(line) < 12 || line[8] != ' ' {
 		return errAt(ErrBadHTTP, "http.status_line", 0, "malformed status line")
 	}
-	code, ok := parseIntPrefix(line[9:12])
-	if !ok || code < 100 || code > 999 || (len(line) > 12 && line[12] != ' ') {
+	// Three digits, the first not 0.
+	c0, c1, c2 := line[9]-'0', line[10]-'0', line[11]-'0'
+	if c0-1 > 8 || c1 > 9 || c2 > 9 || (len(line) > 12 && line[12] != ' ') {
 		return errAt(ErrBadHTTP, "http.status_line", 9, "malformed status code")
 	}
-	rep.HTTPStatus = int(code)
+	rep.HTTPStatus = int(c0)*100 + int(c1)*10 + int(c2)
 	p := lineEnd + 1
 	hs := d.sc.hdrs[:0]
 	d.sc.hdr, d.sc.hdrRead = hdrInfo{}, true

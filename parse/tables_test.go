@@ -2,6 +2,7 @@ package parse
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -237,5 +238,29 @@ func TestHTTPKindBare500(t *testing.T) {
 		if rec.Kind != c.kind || rec.Retryable != c.retry {
 			t.Errorf("bare %d: kind %v retryable %v, want %v %v", c.status, rec.Kind, rec.Retryable, c.kind, c.retry)
 		}
+	}
+}
+
+// TestLimiterReason: the eight limiter and overload reasons of seed 002 and
+// the gateways' variants name their kind; a near miss (another case, a
+// prefix, a suffix) names nothing.
+func TestLimiterReason(t *testing.T) {
+	want := map[string]Kind{
+		"RATE_LIMIT_EXCEEDED": KindQuota, "RATE_LIMITED": KindQuota, "QUOTA_EXCEEDED": KindQuota,
+		"RESOURCE_EXHAUSTED": KindQuota, "TOO_MANY_REQUESTS": KindQuota,
+		"AGENT_OVERLOADED": KindOverload, "OVERLOADED": KindOverload, "SERVICE_UNAVAILABLE": KindOverload,
+	}
+	for r, k := range want {
+		if got, ok := limiterReason(r); !ok || got != k {
+			t.Errorf("limiterReason(%q) = %v, %v; want %v", r, got, ok, k)
+		}
+		for _, miss := range []string{strings.ToLower(r), r[1:], r[:len(r)-1], r + "_", " " + r} {
+			if got, ok := limiterReason(miss); ok || got != KindUnknown {
+				t.Errorf("limiterReason(%q) = %v, %v; want nothing", miss, got, ok)
+			}
+		}
+	}
+	if _, ok := limiterReason(""); ok {
+		t.Error(`limiterReason("") names a kind`)
 	}
 }
