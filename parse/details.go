@@ -26,6 +26,51 @@ func typeName(url string) string {
 	return url
 }
 
+// detailKind is a detail type the decoder reads (dOther: any other).
+type detailKind uint8
+
+const (
+	dOther detailKind = iota
+	dErrorInfo
+	dRetryInfo
+	dQuotaFailure
+	dBadRequest
+	dDebugInfo
+	dRequestInfo
+	dStruct
+	dAAPError
+)
+
+// detailOf returns the kind of a detail type name. The google.rpc. prefix
+// is compared once and the rest, like the other names, is short enough to
+// be compared in a word or two without a call.
+func detailOf(name string) detailKind {
+	if len(name) > 11 && name[:11] == "google.rpc." {
+		switch n := name[11:]; {
+		case n == "ErrorInfo":
+			return dErrorInfo
+		case n == "RetryInfo":
+			return dRetryInfo
+		case n == "QuotaFailure":
+			return dQuotaFailure
+		case n == "BadRequest":
+			return dBadRequest
+		case n == "DebugInfo":
+			return dDebugInfo
+		case n == "RequestInfo":
+			return dRequestInfo
+		}
+		return dOther
+	}
+	switch {
+	case name == tStruct:
+		return dStruct
+	case name == tAAPError:
+		return dAAPError
+	}
+	return dOther
+}
+
 // facts collects what typed details said, from JSON or protobuf, before the
 // classifier turns them into a Record.
 type facts struct {
@@ -185,9 +230,8 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 	if at.kind == jString {
 		f.nTyped++
 	}
-	t := typeName(a.str(at))
-	switch t {
-	case tErrorInfo:
+	switch detailOf(typeName(a.str(at))) {
+	case dErrorInfo:
 		if f.errInfo {
 			return // the first ErrorInfo decides; AIP-193 allows exactly one
 		}
@@ -219,7 +263,7 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 				}
 			}
 		}
-	case tRetryInfo:
+	case dRetryInfo:
 		dv := v.get("retryDelay")
 		if !dv.ok() {
 			dv = v.get("retry_delay")
@@ -231,7 +275,7 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 			n, _ := dv.get("nanos").int()
 			f.retryInfo, f.retryInfoMS = true, s*1000+n/1e6
 		}
-	case tQuotaFailure:
+	case dQuotaFailure:
 		f.quota = true
 		vs := v.get("violations").array()
 		if q, ok := vs.next(); ok {
@@ -244,7 +288,7 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 				f.quotaLimit = a.str(q.get("description"))
 			}
 		}
-	case tBadRequest:
+	case dBadRequest:
 		f.badRequest = true
 		fv := v.get("fieldViolations")
 		if !fv.ok() {
@@ -260,11 +304,11 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 			f.form.badRequestField(field)
 			d.addViolation(rec, field, a.str(x.get("description")))
 		}
-	case tDebugInfo:
+	case dDebugInfo:
 		f.debugInfo = true
-	case tRequestInfo:
+	case dRequestInfo:
 		f.requestID = a.str(v.get("requestId"))
-	case tStruct:
+	case dStruct:
 		// Canonical ProtoJSON wraps Struct fields in "value"; a2a-go flattens
 		// them beside @type (REFERENCE §7.9). Accept both.
 		body := v.get("value")
@@ -274,7 +318,7 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 		if isAAPObject(body) {
 			d.jsonAAP(body, viaStruct, f, rec)
 		}
-	case tAAPError:
+	case dAAPError:
 		d.jsonAAP(v, viaOther, f, rec)
 	default:
 		// An entry without @type (a2a-rs) or of another type: an aap.error may
@@ -432,8 +476,8 @@ func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
 	}
 	url := bytesToString(urlb)
 	m := pbuf{b: val}
-	switch typeName(url) {
-	case tErrorInfo:
+	switch detailOf(typeName(url)) {
+	case dErrorInfo:
 		if f.errInfo {
 			return
 		}
@@ -452,7 +496,7 @@ func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
 				m.skip(wt)
 			}
 		}
-	case tRetryInfo:
+	case dRetryInfo:
 		for m.more() {
 			field, wt := m.tag()
 			if field == 1 && wt == 2 {
@@ -474,7 +518,7 @@ func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
 				m.skip(wt)
 			}
 		}
-	case tQuotaFailure:
+	case dQuotaFailure:
 		f.quota = true
 		for m.more() {
 			field, wt := m.tag()
@@ -501,7 +545,7 @@ func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
 				m.skip(wt)
 			}
 		}
-	case tBadRequest:
+	case dBadRequest:
 		f.badRequest = true
 		for m.more() {
 			field, wt := m.tag()
@@ -525,9 +569,9 @@ func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
 				m.skip(wt)
 			}
 		}
-	case tDebugInfo:
+	case dDebugInfo:
 		f.debugInfo = true
-	case tRequestInfo:
+	case dRequestInfo:
 		for m.more() {
 			field, wt := m.tag()
 			if field == 1 && wt == 2 {
@@ -536,7 +580,7 @@ func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
 				m.skip(wt)
 			}
 		}
-	case tStruct:
+	case dStruct:
 		d.pbStructAAP(val, f)
 	}
 }

@@ -264,3 +264,29 @@ func TestLimiterReason(t *testing.T) {
 		t.Error(`limiterReason("") names a kind`)
 	}
 }
+
+// TestDetailOf: each detail type the decoder reads is told by its full
+// name, and only by it (another case, a prefix, a suffix, another
+// package's name are other types).
+func TestDetailOf(t *testing.T) {
+	want := map[string]detailKind{
+		tErrorInfo: dErrorInfo, tRetryInfo: dRetryInfo, tQuotaFailure: dQuotaFailure, tBadRequest: dBadRequest,
+		tDebugInfo: dDebugInfo, tRequestInfo: dRequestInfo, tStruct: dStruct, tAAPError: dAAPError,
+	}
+	for name, k := range want {
+		if got := detailOf(name); got != k {
+			t.Errorf("detailOf(%q) = %d, want %d", name, got, k)
+		}
+		for _, miss := range []string{strings.ToLower(name), name[1:], name[:len(name)-1], name + "s",
+			strings.Replace(name, ".", "/", 1), "google.rpc.v2." + name[strings.LastIndexByte(name, '.')+1:]} {
+			if got := detailOf(miss); got != dOther && miss != name {
+				t.Errorf("detailOf(%q) = %d, want another type", miss, got)
+			}
+		}
+	}
+	for _, name := range []string{"", "google.rpc.", "google.rpc.Help", "google.rpc.LocalizedMessage", "google.rpc.Status"} {
+		if got := detailOf(name); got != dOther {
+			t.Errorf("detailOf(%q) = %d, want another type", name, got)
+		}
+	}
+}
