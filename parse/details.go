@@ -590,16 +590,13 @@ func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
 // is a text the caller reads: echoes_secret, echoes_stack_trace.
 func (d *Decoder) metaString(k, v string, f *facts) {
 	switch k {
-	case "code", "error_id", "errorId":
-	default:
-		d.scanText(v)
-	}
-	switch k {
 	case "code":
 		f.metaCode = v
+		return
 	case "error_id", "errorId":
 		f.metaErrorID = v
 		f.metaKeys |= metaHasErrorID
+		return
 	case "created_at":
 		f.metaKeys |= metaHasCreatedAt
 	case "retryable":
@@ -623,6 +620,7 @@ func (d *Decoder) metaString(k, v string, f *facts) {
 	case "requiredHeader":
 		f.metaReqHdr = v
 	}
+	d.scanText(v) // every value but the code and the error id
 }
 
 // pbStructAAP looks for an aap.error inside a google.protobuf.Struct.

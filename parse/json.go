@@ -239,11 +239,10 @@ key:
 	if n+2 > len(ents) {
 		ents = growTape(ents)
 	}
-	if p < len(d) && d[p] != '"' {
-		p = skipWS(d, p)
-	}
 	if p >= len(d) || d[p] != '"' {
-		return fail(t, ents, ErrInvalidJSON, p)
+		if p = skipWS(d, p); p >= len(d) || d[p] != '"' {
+			return fail(t, ents, ErrInvalidJSON, p)
+		}
 	}
 	for end = p + 1; end+8 <= len(d); end += 8 { // as for a string value
 		if m := specialWord(word(d, end)); m != 0 {

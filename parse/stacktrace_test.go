@@ -124,3 +124,22 @@ func TestMayHoldFrameFindsEveryMarkByte(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainWordTable: plainWord's byte table holds exactly the ASCII
+// letters, '-', '_' and '.': every byte value is tried alone and inside a
+// word, and a word over 32 bytes is never plain.
+func TestPlainWordTable(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		want := b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b == '-' || b == '_' || b == '.'
+		if got := plainWord(string([]byte{b})); got != want {
+			t.Errorf("plainWord(%q) = %v, want %v", b, got, want)
+		}
+		if got := plainWord("per" + string([]byte{b}) + "caller"); got != want {
+			t.Errorf("plainWord(%q) = %v, want %v", "per"+string([]byte{b})+"caller", got, want)
+		}
+	}
+	if !plainWord("") || !plainWord(strings.Repeat("a", 32)) || plainWord(strings.Repeat("a", 33)) {
+		t.Error(`plainWord: "" and 32 letters are plain, 33 are not`)
+	}
+}
