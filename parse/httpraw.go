@@ -56,7 +56,7 @@ func (d *Decoder) rawHTTP(b []byte, rep *Reply) *DecodeError {
 		switch {
 		case len(name) == 17 && equalFoldASCII(name, "Transfer-Encoding"):
 			chunked = strings.Contains(strings.ToLower(val), "chunked")
-		case len(name) == 14 && equalFoldASCII(name, "Content-Length"):
+		case len(name) == 14 && (name == "Content-Length" || equalFoldASCII(name, "Content-Length")): // the constant compare needs no call
 			if n, ok := parseIntPrefix([]byte(val)); ok && n >= 0 && isDigits(val) {
 				contentLength = int(n)
 			}
