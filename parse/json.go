@@ -400,7 +400,7 @@ func specialWord(x uint64) uint64 {
 // i+8 <= len(d); no bounds check is made (the scanning loops' conditions
 // make it, once).
 func word(d []byte, i int) uint64 {
-	return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(d)), i)), 8))
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(d)), i))[:])
 }
 
 // scanUnescape validates the string starting at d[p] == '"' that left the
