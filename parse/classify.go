@@ -46,7 +46,7 @@ func (d *Decoder) classify(rep *Reply, h *hdrInfo, f *facts, rec *Record) {
 			}
 		}
 		if kind == KindUnknown {
-			if k, ok := limiterReasons[f.reason]; ok {
+			if k, ok := limiterReason(f.reason); ok {
 				kind, defRetry = k, TriTrue
 				if f.domain == domainA2A {
 					rec.addFinding(FindReservedDomain)

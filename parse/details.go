@@ -26,6 +26,51 @@ func typeName(url string) string {
 	return url
 }
 
+// detailKind is a detail type the decoder reads (dOther: any other).
+type detailKind uint8
+
+const (
+	dOther detailKind = iota
+	dErrorInfo
+	dRetryInfo
+	dQuotaFailure
+	dBadRequest
+	dDebugInfo
+	dRequestInfo
+	dStruct
+	dAAPError
+)
+
+// detailOf returns the kind of a detail type name. The google.rpc. prefix
+// is compared once and the rest, like the other names, is short enough to
+// be compared in a word or two without a call.
+func detailOf(name string) detailKind {
+	if len(name) > 11 && name[:11] == "google.rpc." {
+		switch n := name[11:]; {
+		case n == "ErrorInfo":
+			return dErrorInfo
+		case n == "RetryInfo":
+			return dRetryInfo
+		case n == "QuotaFailure":
+			return dQuotaFailure
+		case n == "BadRequest":
+			return dBadRequest
+		case n == "DebugInfo":
+			return dDebugInfo
+		case n == "RequestInfo":
+			return dRequestInfo
+		}
+		return dOther
+	}
+	switch {
+	case name == tStruct:
+		return dStruct
+	case name == tAAPError:
+		return dAAPError
+	}
+	return dOther
+}
+
 // facts collects what typed details said, from JSON or protobuf, before the
 // classifier turns them into a Record.
 type facts struct {
@@ -76,7 +121,8 @@ type facts struct {
 }
 
 func (f *facts) reset() {
-	*f = facts{errInfoIndex: -1, relayRetryMS: -1, aap: aapInfo{retryAfterMS: -1}}
+	*f = facts{} // cleared in place (a literal with values is built and copied)
+	f.errInfoIndex, f.relayRetryMS, f.aap.retryAfterMS = -1, -1, -1
 }
 
 // Bits of facts.metaKeys.
@@ -184,9 +230,8 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 	if at.kind == jString {
 		f.nTyped++
 	}
-	t := typeName(a.str(at))
-	switch t {
-	case tErrorInfo:
+	switch detailOf(typeName(a.str(at))) {
+	case dErrorInfo:
 		if f.errInfo {
 			return // the first ErrorInfo decides; AIP-193 allows exactly one
 		}
@@ -218,7 +263,7 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 				}
 			}
 		}
-	case tRetryInfo:
+	case dRetryInfo:
 		dv := v.get("retryDelay")
 		if !dv.ok() {
 			dv = v.get("retry_delay")
@@ -230,7 +275,7 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 			n, _ := dv.get("nanos").int()
 			f.retryInfo, f.retryInfoMS = true, s*1000+n/1e6
 		}
-	case tQuotaFailure:
+	case dQuotaFailure:
 		f.quota = true
 		vs := v.get("violations").array()
 		if q, ok := vs.next(); ok {
@@ -243,7 +288,7 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 				f.quotaLimit = a.str(q.get("description"))
 			}
 		}
-	case tBadRequest:
+	case dBadRequest:
 		f.badRequest = true
 		fv := v.get("fieldViolations")
 		if !fv.ok() {
@@ -259,11 +304,11 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 			f.form.badRequestField(field)
 			d.addViolation(rec, field, a.str(x.get("description")))
 		}
-	case tDebugInfo:
+	case dDebugInfo:
 		f.debugInfo = true
-	case tRequestInfo:
+	case dRequestInfo:
 		f.requestID = a.str(v.get("requestId"))
-	case tStruct:
+	case dStruct:
 		// Canonical ProtoJSON wraps Struct fields in "value"; a2a-go flattens
 		// them beside @type (REFERENCE §7.9). Accept both.
 		body := v.get("value")
@@ -273,7 +318,7 @@ func (d *Decoder) jsonDetail(v jval, idx int, f *facts, rec *Record) {
 		if isAAPObject(body) {
 			d.jsonAAP(body, viaStruct, f, rec)
 		}
-	case tAAPError:
+	case dAAPError:
 		d.jsonAAP(v, viaOther, f, rec)
 	default:
 		// An entry without @type (a2a-rs) or of another type: an aap.error may
@@ -431,8 +476,8 @@ func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
 	}
 	url := bytesToString(urlb)
 	m := pbuf{b: val}
-	switch typeName(url) {
-	case tErrorInfo:
+	switch detailOf(typeName(url)) {
+	case dErrorInfo:
 		if f.errInfo {
 			return
 		}
@@ -451,7 +496,7 @@ func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
 				m.skip(wt)
 			}
 		}
-	case tRetryInfo:
+	case dRetryInfo:
 		for m.more() {
 			field, wt := m.tag()
 			if field == 1 && wt == 2 {
@@ -473,7 +518,7 @@ func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
 				m.skip(wt)
 			}
 		}
-	case tQuotaFailure:
+	case dQuotaFailure:
 		f.quota = true
 		for m.more() {
 			field, wt := m.tag()
@@ -500,7 +545,7 @@ func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
 				m.skip(wt)
 			}
 		}
-	case tBadRequest:
+	case dBadRequest:
 		f.badRequest = true
 		for m.more() {
 			field, wt := m.tag()
@@ -524,9 +569,9 @@ func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
 				m.skip(wt)
 			}
 		}
-	case tDebugInfo:
+	case dDebugInfo:
 		f.debugInfo = true
-	case tRequestInfo:
+	case dRequestInfo:
 		for m.more() {
 			field, wt := m.tag()
 			if field == 1 && wt == 2 {
@@ -535,7 +580,7 @@ func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
 				m.skip(wt)
 			}
 		}
-	case tStruct:
+	case dStruct:
 		d.pbStructAAP(val, f)
 	}
 }
@@ -545,16 +590,13 @@ func (d *Decoder) pbAny(b []byte, idx int, f *facts, rec *Record) {
 // is a text the caller reads: echoes_secret, echoes_stack_trace.
 func (d *Decoder) metaString(k, v string, f *facts) {
 	switch k {
-	case "code", "error_id", "errorId":
-	default:
-		d.scanText(v)
-	}
-	switch k {
 	case "code":
 		f.metaCode = v
+		return
 	case "error_id", "errorId":
 		f.metaErrorID = v
 		f.metaKeys |= metaHasErrorID
+		return
 	case "created_at":
 		f.metaKeys |= metaHasCreatedAt
 	case "retryable":
@@ -578,6 +620,7 @@ func (d *Decoder) metaString(k, v string, f *facts) {
 	case "requiredHeader":
 		f.metaReqHdr = v
 	}
+	d.scanText(v) // every value but the code and the error id
 }
 
 // pbStructAAP looks for an aap.error inside a google.protobuf.Struct.

@@ -120,6 +120,16 @@ func acceptedMedia(ct string) bool {
 		equalFoldASCII(mt, "application/problem+json")
 }
 
+// blank reports whether s is empty or white space only, as
+// strings.TrimSpace(s) == "" does, without the call for a text that starts
+// with a printable ASCII byte.
+func blank(s string) bool {
+	if s != "" && s[0] > ' ' && s[0] < 0x80 {
+		return false
+	}
+	return strings.TrimSpace(s) == ""
+}
+
 // httpStatusCode reports whether n can be an HTTP status (a Status body's
 // code must be one; a google.rpc.Code number such as 5 cannot).
 func httpStatusCode(n int) bool { return n >= 100 && n <= 599 }
@@ -148,7 +158,7 @@ func (d *Decoder) a2aFormFindings(rep *Reply, h *hdrInfo, f *facts, rec *Record)
 	// the gRPC status.
 	switch rec.Envelope {
 	case EnvJSONRPCError, EnvRPCStatus, EnvGRPCStatus:
-		if rec.Protocol != ProtocolMCP && strings.TrimSpace(rec.Message) == "" {
+		if rec.Protocol != ProtocolMCP && blank(rec.Message) {
 			rec.addFinding(FindMessageMissing)
 		}
 	}
@@ -241,7 +251,7 @@ func (d *Decoder) relayFindings(f *facts, rec *Record) {
 	default:
 		return // the Agent Relay protocol's frames are another envelope
 	}
-	if f.relayCode == "" || strings.TrimSpace(rec.Message) == "" || f.relayRequestID == "" || f.form.relayDetails != jObject {
+	if f.relayCode == "" || blank(rec.Message) || f.relayRequestID == "" || f.form.relayDetails != jObject {
 		rec.addFinding(FindRelayEnvelopeIncomplete)
 	}
 	rs, known := relaySymbols[f.relayCode]

@@ -102,17 +102,23 @@ func readHeaders(hs []Header) hdrInfo {
 	return h
 }
 
-// observe records what one header says. The callers keep only what
-// keptHeader allows.
-func (h *hdrInfo) observe(n, v string) {
+// observe records what one header says. For a name it reads it also
+// returns what is kept of the header, the allow-list's answer for that
+// name (pinned by TestKeptHeadersAreWhatTheDecoderReads and
+// TestObserveAnswersAsKeptHeader), so that framing need not match the name
+// a second time; read is false for every other name, whose fate
+// keptHeader decides. The callers keep only what the allow-list allows.
+func (h *hdrInfo) observe(n, v string) (use redact.HeaderUse, read bool) {
 	if len(n) < 4 {
-		return
+		return redact.HeaderDrop, false
 	}
-	// Dispatch on length and first letter before comparing names.
+	// Dispatch on length and first letter before comparing names; the
+	// commonest names are compared in their canonical case first, against
+	// a constant, which compiles to a word compare or two without a call.
 	switch c := n[0] | 0x20; {
-	case c == 'c' && len(n) == 12 && equalFoldASCII(n, "Content-Type"):
+	case c == 'c' && len(n) == 12 && (n == "Content-Type" || equalFoldASCII(n, "Content-Type")):
 		h.contentType = trimHeader(v)
-	case c == 'r' && len(n) == 11 && equalFoldASCII(n, "Retry-After"):
+	case c == 'r' && len(n) == 11 && (n == "Retry-After" || equalFoldASCII(n, "Retry-After")):
 		h.retryAfter = trimHeader(v)
 	case c == 'r' && len(n) == 9 && equalFoldASCII(n, "RateLimit"):
 		h.rateLimit = joinHeader(h.rateLimit, trimHeader(v))
@@ -128,11 +134,21 @@ func (h *hdrInfo) observe(n, v string) {
 		h.requestID = trimHeader(v)
 	case c == 'x' && len(n) == 19 && equalFoldASCII(n, "X-Envoy-Ratelimited"):
 		h.envoyLimited = true
+		return redact.HeaderName, true
 	case c == 'x' && len(n) == 18 && equalFoldASCII(n, "X-Envoy-Overloaded"):
 		h.envoyOverloaded = true
-	case (c == 'm' || c == 'a' || c == 'x') && transportOf(n) != 0:
-		h.transport |= transportOf(n) // only the presence counts (kept by name)
+		return redact.HeaderName, true
+	case c == 'm' || c == 'a' || c == 'x':
+		tr := transportOf(n)
+		if tr == 0 {
+			return redact.HeaderDrop, false
+		}
+		h.transport |= tr // only the presence counts (kept by name)
+		return redact.HeaderName, true
+	default:
+		return redact.HeaderDrop, false
 	}
+	return redact.HeaderValue, true
 }
 
 // trimHeader is strings.TrimSpace minus the call for a value with nothing
@@ -169,7 +185,11 @@ func isJSONMedia(ct string) bool {
 		(len(mt) > 5 && equalFoldASCII(mt[len(mt)-5:], "+json"))
 }
 
-func isSSEMedia(ct string) bool { return equalFoldASCII(mediaType(ct), "text/event-stream") }
+// isSSEMedia reports whether a Content-Type names an event stream. mediaType
+// only shortens a value, so a shorter one is not looked at further.
+func isSSEMedia(ct string) bool {
+	return len(ct) >= len("text/event-stream") && equalFoldASCII(mediaType(ct), "text/event-stream")
+}
 
 // retryAfterMS parses a Retry-After value: delay-seconds or an HTTP-date in
 // any of its three forms (RFC 9110 §10.2.3), relative to nowMS. A date in the
@@ -252,6 +272,9 @@ func (h *hdrInfo) rateLimitReset() (ms int64, policy string, ok bool) {
 
 // policyName returns the name of the first RateLimit-Policy item, if any.
 func (h *hdrInfo) policyName() string {
+	if h.rateLimitPolicy == "" {
+		return ""
+	}
 	v := strings.TrimSpace(h.rateLimitPolicy)
 	if strings.HasPrefix(v, `"`) {
 		if j := strings.IndexByte(v[1:], '"'); j >= 0 {

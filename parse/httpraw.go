@@ -21,11 +21,12 @@ func (d *Decoder) rawHTTP(b []byte, rep *Reply) *DecodeError {
 	if len(line) < 12 || line[8] != ' ' {
 		return errAt(ErrBadHTTP, "http.status_line", 0, "malformed status line")
 	}
-	code, ok := parseIntPrefix(line[9:12])
-	if !ok || code < 100 || code > 999 || (len(line) > 12 && line[12] != ' ') {
+	// Three digits, the first not 0.
+	c0, c1, c2 := line[9]-'0', line[10]-'0', line[11]-'0'
+	if c0-1 > 8 || c1 > 9 || c2 > 9 || (len(line) > 12 && line[12] != ' ') {
 		return errAt(ErrBadHTTP, "http.status_line", 9, "malformed status code")
 	}
-	rep.HTTPStatus = int(code)
+	rep.HTTPStatus = int(c0)*100 + int(c1)*10 + int(c2)
 	p := lineEnd + 1
 	hs := d.sc.hdrs[:0]
 	d.sc.hdr, d.sc.hdrRead = hdrInfo{}, true
@@ -51,16 +52,23 @@ func (d *Decoder) rawHTTP(b []byte, rep *Reply) *DecodeError {
 		}
 		name := bytesToString(hl[:colon])
 		val := bytesToString(trimSpace(hl[colon+1:]))
+		use := redact.HeaderValue // the framing headers are kept
 		switch {
 		case len(name) == 17 && equalFoldASCII(name, "Transfer-Encoding"):
 			chunked = strings.Contains(strings.ToLower(val), "chunked")
-		case len(name) == 14 && equalFoldASCII(name, "Content-Length"):
+		case len(name) == 14 && (name == "Content-Length" || equalFoldASCII(name, "Content-Length")): // the constant compare needs no call
 			if n, ok := parseIntPrefix([]byte(val)); ok && n >= 0 && isDigits(val) {
 				contentLength = int(n)
 			}
+		default:
+			// observe reads neither framing header; for the names it reads
+			// it gives the allow-list's answer.
+			var read bool
+			if use, read = d.sc.hdr.observe(name, val); !read {
+				use = keptHeader(name)
+			}
 		}
-		d.sc.hdr.observe(name, val)
-		switch keptHeader(name) {
+		switch use {
 		case redact.HeaderDrop:
 			continue // not on the allow-list: never kept
 		case redact.HeaderName:

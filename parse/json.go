@@ -70,8 +70,9 @@ type unescSpan struct{ ent, start, end int32 }
 type tapeEnt struct {
 	start, end, next int32
 	// keyStart and keyEnd span the member's key (quotes included) when the
-	// value is an object member; keyEnd is 0 otherwise. Keeping the key in
-	// its value's entry halves the entries of an object.
+	// value is an object member; they are not set (and never read) for an
+	// array element or the root. Keeping the key in its value's entry
+	// halves the entries of an object.
 	keyStart, keyEnd int32
 	kind             byte
 	// plain marks a string the fast path accepted: no escapes (and ASCII
@@ -79,11 +80,11 @@ type tapeEnt struct {
 	plain bool
 }
 
-// set writes every field in place (a composite literal would be built on
-// the stack and copied).
-func (e *tapeEnt) set(start, end, next, keyStart, keyEnd int32, kind byte, plain bool) {
+// set writes the value's fields in place (a composite literal would be
+// built on the stack and copied); a member's key fields were written when
+// its key was read.
+func (e *tapeEnt) set(start, end, next int32, kind byte, plain bool) {
 	e.start, e.end, e.next = start, end, next
-	e.keyStart, e.keyEnd = keyStart, keyEnd
 	e.kind, e.plain = kind, plain
 }
 
@@ -106,7 +107,9 @@ func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' 
 // first problem. The scan is iterative, with no recursion: the open
 // containers form a chain through the tape itself (an open container's end
 // field holds its parent's index until it closes), which leaves the few
-// hot variables to the registers.
+// hot variables to the registers. Compact JSON, the common form, takes
+// the fast paths: a byte that is not white space is tested for the
+// expected punctuation before any white space is skipped.
 func buildTape(t *tape, data []byte, maxDepth int) (ErrReason, int) {
 	t.data = data
 	if len(data) > 1<<31-1 {
@@ -119,15 +122,14 @@ func buildTape(t *tape, data []byte, maxDepth int) (ErrReason, int) {
 	d := data
 	p := skipWS(d, 0)
 	var (
-		c      byte
-		end    int
-		r      ErrReason
-		top    int32 = -1 // innermost open container, -1 at the top level
-		depth  int
-		kStart int32 // the pending member key, written into the next value's entry
-		kEnd   int32
+		c     byte
+		end   int
+		r     ErrReason
+		top   int32 = -1 // innermost open container, -1 at the top level
+		depth int
 	)
 value:
+	// Room for this value's entry and, after a key, the next member's.
 	if n+2 > len(ents) {
 		ents = growTape(ents)
 	}
@@ -141,9 +143,8 @@ value:
 			return fail(t, ents, ErrTooDeep, p)
 		}
 		depth++
-		ents[n].set(int32(p), top, 0, kStart, kEnd, c, false) // end: the parent, until the close
+		ents[n].set(int32(p), top, 0, c, false) // end: the parent, until the close
 		top = int32(n)
-		kEnd = 0
 		n++
 		p = skipWS(d, p+1)
 		if p < len(d) && d[p] == c+2 { // '}' is '{'+2, ']' is '['+2
@@ -157,7 +158,7 @@ value:
 		// The string fast path, inlined: a string with no escapes,
 		// control or non-ASCII bytes ends at the first special byte.
 		for end = p + 1; end+8 <= len(d); end += 8 {
-			if m := special8(d[end:]); m != 0 {
+			if m := specialWord(word(d, end)); m != 0 {
 				if end += bits.TrailingZeros64(m) >> 3; d[end] == '"' {
 					end++
 					goto valueString
@@ -169,12 +170,11 @@ value:
 			return fail(t, ents, r, end)
 		}
 		// plain when the special bytes were only non-ASCII letters
-		ents[n].set(int32(p), int32(end), int32(n+1), kStart, kEnd, jString, len(t.spans) == 0 || t.spans[len(t.spans)-1].ent != int32(n))
+		ents[n].set(int32(p), int32(end), int32(n+1), jString, len(t.spans) == 0 || t.spans[len(t.spans)-1].ent != int32(n))
 		goto stringDone
 	valueString:
-		ents[n].set(int32(p), int32(end), int32(n+1), kStart, kEnd, jString, true)
+		ents[n].set(int32(p), int32(end), int32(n+1), jString, true)
 	stringDone:
-		kEnd = 0
 		n++
 		p = end
 	case 't', 'f', 'n':
@@ -182,8 +182,7 @@ value:
 		if end < 0 {
 			return fail(t, ents, ErrInvalidJSON, p)
 		}
-		ents[n].set(int32(p), int32(end), int32(n+1), kStart, kEnd, c, false)
-		kEnd = 0
+		ents[n].set(int32(p), int32(end), int32(n+1), c, false)
 		n++
 		p = end
 	default:
@@ -191,16 +190,14 @@ value:
 		if end < 0 {
 			return fail(t, ents, ErrInvalidJSON, -end-1)
 		}
-		ents[n].set(int32(p), int32(end), int32(n+1), kStart, kEnd, jNumber, false)
-		kEnd = 0
+		ents[n].set(int32(p), int32(end), int32(n+1), jNumber, false)
 		n++
 		p = end
 	}
 
 afterValue:
-	p = skipWS(d, p)
 	if top < 0 {
-		if p != len(d) {
+		if p = skipWS(d, p); p != len(d) {
 			return fail(t, ents, ErrInvalidJSON, p)
 		}
 		t.ents = ents[:n]
@@ -209,18 +206,23 @@ afterValue:
 	if p >= len(d) {
 		return fail(t, ents, ErrInvalidJSON, p)
 	}
-	c = ents[top].kind
-	switch d[p] {
-	case ',':
-		p = skipWS(d, p+1)
-		if c == jObject {
+	if c = d[p]; c <= ' ' {
+		if p = skipWS(d, p); p >= len(d) {
+			return fail(t, ents, ErrInvalidJSON, p)
+		}
+		c = d[p]
+	}
+	if c == ',' {
+		p++
+		if ents[top].kind == jObject {
 			goto key
 		}
+		p = skipWS(d, p)
 		goto value
-	case c + 2:
-		goto closeContainer
 	}
-	return fail(t, ents, ErrInvalidJSON, p)
+	if c != ents[top].kind+2 {
+		return fail(t, ents, ErrInvalidJSON, p)
+	}
 
 closeContainer:
 	end = int(ents[top].end) // the parent
@@ -232,14 +234,18 @@ closeContainer:
 	goto afterValue
 
 key:
+	// Room for the member's entry and, when its value is a string, for
+	// the entry after it (the string member path below skips value).
 	if n+2 > len(ents) {
 		ents = growTape(ents)
 	}
 	if p >= len(d) || d[p] != '"' {
-		return fail(t, ents, ErrInvalidJSON, p)
+		if p = skipWS(d, p); p >= len(d) || d[p] != '"' {
+			return fail(t, ents, ErrInvalidJSON, p)
+		}
 	}
 	for end = p + 1; end+8 <= len(d); end += 8 { // as for a string value
-		if m := special8(d[end:]); m != 0 {
+		if m := specialWord(word(d, end)); m != 0 {
 			if end += bits.TrailingZeros64(m) >> 3; d[end] == '"' {
 				end++
 				goto keyString
@@ -252,23 +258,27 @@ key:
 		return fail(t, ents, r, end)
 	}
 keyString:
-	kStart, kEnd = int32(p), int32(end)
-	p = skipWS(d, end)
-	if p >= len(d) || d[p] != ':' {
-		return fail(t, ents, ErrInvalidJSON, p)
+	ents[n].keyStart, ents[n].keyEnd = int32(p), int32(end)
+	// "key":value with no white space is the common form.
+	if end+1 < len(d) && d[end] == ':' && d[end+1] > ' ' {
+		p = end + 1
+	} else {
+		p = skipWS(d, end)
+		if p >= len(d) || d[p] != ':' {
+			return fail(t, ents, ErrInvalidJSON, p)
+		}
+		p = skipWS(d, p+1)
 	}
-	p = skipWS(d, p+1)
 	if p >= len(d) || d[p] != '"' {
 		goto value
 	}
 	// A string member, the commonest value in error replies, skips the
 	// dispatch at value (the key's check left room for its entry).
 	for end = p + 1; end+8 <= len(d); end += 8 {
-		if m := special8(d[end:]); m != 0 {
+		if m := specialWord(word(d, end)); m != 0 {
 			if end += bits.TrailingZeros64(m) >> 3; d[end] == '"' {
 				end++
-				ents[n].set(int32(p), int32(end), int32(n+1), kStart, kEnd, jString, true)
-				kEnd = 0
+				ents[n].set(int32(p), int32(end), int32(n+1), jString, true)
 				n++
 				p = end
 				goto afterValue
@@ -370,17 +380,27 @@ const (
 	msb = 0x8080808080808080
 )
 
-// special8 returns a mask with the high bit set in each byte of b[0:8] that
-// is special; the lowest set bit marks the first special byte exactly. The
-// zero-byte test (v-lsb) &^ v finds '"' and '\\'; x-0x20 sets the high bit
-// of a byte below 0x20 (it wraps) and x itself that of a non-ASCII byte.
-// Borrows run upwards only, so they can add false marks above the first
-// special byte but never below it.
-func special8(b []byte) uint64 {
-	x := binary.LittleEndian.Uint64(b)
+// specialWord returns a mask with the high bit set in each byte of the
+// little-endian word x that is special; the lowest set bit marks the first
+// special byte exactly. x^'"' and x^'\\' are zero in a byte that is '"' or
+// '\\', and subtracting 1 sets the high bit of a zero byte; x-0x20 sets the
+// high bit of a byte below 0x20 (it wraps). A non-ASCII byte gets its high
+// bit from both xors, and keeps it through at least one of the
+// subtractions (only 0xA2 loses it in the first, only 0xDC in the second),
+// so neither the usual &^ of the zero-byte test nor an | x is needed.
+// Borrows run upwards only, and only out of a special byte, so they can
+// add false marks above the first special byte but never below it.
+func specialWord(x uint64) uint64 {
 	q := x ^ (lsb * '"')
 	e := x ^ (lsb * '\\')
-	return (((q - lsb) &^ q) | ((e - lsb) &^ e) | (x - lsb*0x20) | x) & msb
+	return ((q - lsb) | (e - lsb) | (x - lsb*0x20)) & msb
+}
+
+// word returns d[i:i+8] as a little-endian word. The caller guarantees
+// i+8 <= len(d); no bounds check is made (the scanning loops' conditions
+// make it, once).
+func word(d []byte, i int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(d)), i))[:])
 }
 
 // scanUnescape validates the string starting at d[p] == '"' that left the
@@ -405,9 +425,9 @@ func (t *tape) scanUnescape(d []byte, p int, ent int32) (int, ErrReason) {
 	p++
 	for p < len(d) {
 		for p+8 <= len(d) {
-			x := binary.LittleEndian.Uint64(d[p:])
+			x := word(d, p)
 			binary.LittleEndian.PutUint64(out[j:], x)
-			if m := special8(d[p:]); m != 0 {
+			if m := specialWord(x); m != 0 {
 				k := bits.TrailingZeros64(m) >> 3
 				p += k
 				j += k
@@ -489,7 +509,9 @@ func (a *arena) str(v jval) string {
 	}
 	e := &v.t.ents[v.i]
 	if e.plain {
-		return bytesToString(v.t.data[e.start+1 : e.end-1])
+		// The entry's span lies inside the validated document (its quotes
+		// are two of its bytes): a view without bounds checks.
+		return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(v.t.data)), e.start+1)), e.end-e.start-2)
 	}
 	for _, sp := range v.t.spans { // a handful per document at most
 		if sp.ent == v.i {

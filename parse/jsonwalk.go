@@ -1,5 +1,7 @@
 package parse
 
+import "unsafe"
+
 // Walking a validated document's tape (json.go builds it): object and
 // array iterators, member lookup and the scalar readers. Nothing here
 // allocates.
@@ -24,7 +26,9 @@ func (it *objIter) next() (key []byte, val jval, ok bool) {
 		return nil, jval{}, false
 	}
 	e := &it.t.ents[it.i]
-	key = it.t.data[e.keyStart+1 : e.keyEnd-1]
+	// The key's span lies inside the validated document (its quotes are
+	// two of its bytes): a view without bounds checks.
+	key = unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(it.t.data)), e.keyStart+1)), e.keyEnd-e.keyStart-2)
 	val = jval{t: it.t, i: it.i, kind: e.kind}
 	it.i = e.next
 	return key, val, true
@@ -115,11 +119,21 @@ func parseIntPrefix(b []byte) (int64, bool) {
 	}
 	var n int64
 	i := 0
-	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		if n > (1<<62)/10 {
-			return 0, false
+	if len(b) <= 18 { // 18 digits cannot pass the bound checked below: no check per digit
+		for ; i < len(b); i++ {
+			c := b[i] - '0'
+			if c > 9 {
+				break
+			}
+			n = n*10 + int64(c)
 		}
-		n = n*10 + int64(b[i]-'0')
+	} else {
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			if n > (1<<62)/10 {
+				return 0, false
+			}
+			n = n*10 + int64(b[i]-'0')
+		}
 	}
 	if i < len(b) {
 		// Allow a fraction (truncated) or exponent-free decimals only.

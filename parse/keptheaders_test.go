@@ -86,6 +86,45 @@ func TestKeptHeadersAreWhatTheDecoderReads(t *testing.T) {
 	}
 }
 
+// TestObserveAnswersAsKeptHeader holds observe's second answer, which raw
+// framing takes instead of asking redact.KeptHeader again, to the
+// allow-list: for every name observe reads, in any case, it says read and
+// gives KeptHeader's answer; for the framing headers, the dropped names and
+// near misses of kept names it says not read, so that KeptHeader decides.
+func TestObserveAnswersAsKeptHeader(t *testing.T) {
+	mixed := func(s string) string { // every other letter upper case
+		b := []byte(strings.ToLower(s))
+		for i := 0; i < len(b); i += 2 {
+			b[i] = strings.ToUpper(string(b[i]))[0]
+		}
+		return string(b)
+	}
+	for _, h := range readByObserve {
+		for _, n := range []string{h.name, strings.ToLower(h.name), strings.ToUpper(h.name), mixed(h.name)} {
+			var hi hdrInfo
+			use, read := hi.observe(n, h.value)
+			if !read || use != redact.KeptHeader(n) {
+				t.Errorf("observe(%q) = %d, read %v; KeptHeader says %d", n, use, read, redact.KeptHeader(n))
+			}
+		}
+	}
+	var near []string
+	for _, h := range readByObserve {
+		near = append(near, h.name[1:], h.name[:len(h.name)-1], h.name+"s", "X"+h.name[1:], strings.Replace(h.name, "-", "_", 1))
+	}
+	for _, n := range append(append(append([]string{}, framing...), "Authorization", "Set-Cookie", "Date", "Server", "Mcp", "x", ""), near...) {
+		var hi hdrInfo
+		if use, read := hi.observe(n, "v"); read {
+			if use != redact.KeptHeader(n) {
+				t.Errorf("observe(%q) = %d, read; KeptHeader says %d", n, use, redact.KeptHeader(n))
+			}
+			if hi == (hdrInfo{}) {
+				t.Errorf("observe(%q) says read but recorded nothing", n)
+			}
+		}
+	}
+}
+
 // plantedHeaders are response headers no row may hold, with values that
 // must not survive anywhere.
 var plantedHeaders = [][2]string{

@@ -300,3 +300,34 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestRawStatusLineCode: the status code of a raw reply is three digits,
+// the first not 0, followed by a space or the line's end; anything else is
+// bad_http at the code's offset, whatever a number parser would make of it
+// (a sign, a fraction, a fourth digit).
+func TestRawStatusLineCode(t *testing.T) {
+	body := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"m"}}`
+	for code, want := range map[string]int{"100": 100, "429": 429, "599": 599, "999": 999, "429 Too Many Requests": 429, "503 ": 503} {
+		d := NewDecoder(Options{})
+		var rec Record
+		if err := d.DecodeMessage([]byte("HTTP/1.1 "+code+"\r\nContent-Type: application/json\r\n\r\n"+body), nil, 0, &rec); err != nil {
+			t.Errorf("status line %q: %v", code, err)
+			continue
+		}
+		if rec.HTTPStatus != want {
+			t.Errorf("status line %q: HTTP status %d, want %d", code, rec.HTTPStatus, want)
+		}
+	}
+	for _, code := range []string{"099", "000", "-12", "4.5", "42.", "1000", "42a", "a42", " 42", "4 2", "4\x0012", "٤٢٩"} {
+		d := NewDecoder(Options{})
+		var rec Record
+		err := d.DecodeMessage([]byte("HTTP/1.1 "+code+"\r\n\r\n"+body), nil, 0, &rec)
+		de, ok := err.(*DecodeError)
+		if !ok || de.Reason != ErrBadHTTP || de.Path != "http.status_line" || de.Offset != 9 {
+			t.Errorf("status line %q: err = %v; want bad_http at http.status_line, offset 9", code, err)
+		}
+		if rec.HTTPStatus != 0 {
+			t.Errorf("status line %q: HTTP status %d kept", code, rec.HTTPStatus)
+		}
+	}
+}

@@ -182,7 +182,11 @@ func (r *Record) GRPCStatusName() string {
 // reset clears r keeping the capacity of its slices.
 func (r *Record) reset() {
 	fv, fi, inf := r.FieldViolations[:0], r.Findings[:0], r.Inferred[:0]
-	*r = Record{GRPCCode: -1, RetryAfterMS: -1, FieldViolations: fv, Findings: fi, Inferred: inf}
+	// Cleared in place, then the few fields set: a literal with values
+	// would be built on the stack and copied whole.
+	*r = Record{}
+	r.GRPCCode, r.RetryAfterMS = -1, -1
+	r.FieldViolations, r.Findings, r.Inferred = fv, fi, inf
 }
 
 // Clone returns a deep copy of r that owns all its memory.

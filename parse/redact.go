@@ -129,10 +129,18 @@ func plainWord(s string) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c|0x20 >= 'a' && c|0x20 <= 'z') && c != '-' && c != '_' && c != '.' {
+		if !plainByte[s[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// plainByte marks the bytes of a plain word: ASCII letters, '-', '_', '.'.
+var plainByte = func() (t [256]bool) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	t['-'], t['_'], t['.'] = true, true, true
+	return
+}()

@@ -15,19 +15,39 @@ func (d *Decoder) sanitize(r *Record) {
 	// last value first, then the redactor's memo. Ids that are new with
 	// every reply are checked directly.
 	reasonIsCode := r.Reason != "" && r.Reason == r.Code // the ErrorInfo reason is often the code
-	repeated := [nLastFields]struct {
-		p *string
-		g redact.Grammar
-	}{
-		fSourceKind: {&r.SourceKind, redact.ID}, fSourceID: {&r.SourceID, redact.ID}, fSourceVersion: {&r.SourceVersion, redact.ID},
-		fAgent: {&r.Agent, redact.ID}, fCaller: {&r.Caller, redact.ID}, fMethod: {&r.Method, redact.ID},
-		fCode: {&r.Code, redact.ID}, fReason: {&r.Reason, redact.ID}, fDomain: {&r.Domain, redact.ID},
-		fLimit: {&r.Limit, redact.Name}, fScope: {&r.Scope, redact.Name},
+	// One test per field before any call: most are empty in most replies.
+	if r.SourceKind != "" {
+		d.identLast(fSourceKind, &r.SourceKind, redact.ID)
 	}
-	for f, v := range repeated {
-		if *v.p != "" && !(f == fReason && reasonIsCode) {
-			d.identLast(f, v.p, v.g)
-		}
+	if r.SourceID != "" {
+		d.identLast(fSourceID, &r.SourceID, redact.ID)
+	}
+	if r.SourceVersion != "" {
+		d.identLast(fSourceVersion, &r.SourceVersion, redact.ID)
+	}
+	if r.Agent != "" {
+		d.identLast(fAgent, &r.Agent, redact.ID)
+	}
+	if r.Caller != "" {
+		d.identLast(fCaller, &r.Caller, redact.ID)
+	}
+	if r.Method != "" {
+		d.identLast(fMethod, &r.Method, redact.ID)
+	}
+	if r.Code != "" {
+		d.identLast(fCode, &r.Code, redact.ID)
+	}
+	if r.Reason != "" && !reasonIsCode {
+		d.identLast(fReason, &r.Reason, redact.ID)
+	}
+	if r.Domain != "" {
+		d.identLast(fDomain, &r.Domain, redact.ID)
+	}
+	if r.Limit != "" {
+		d.identLast(fLimit, &r.Limit, redact.Name)
+	}
+	if r.Scope != "" {
+		d.identLast(fScope, &r.Scope, redact.Name)
 	}
 	if reasonIsCode {
 		r.Reason = r.Code

@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -76,5 +77,69 @@ func TestMessageAcceptsLead(t *testing.T) {
 		if got := messageAcceptsLead(msg); got != want {
 			t.Errorf("messageAcceptsLead(%q) = %v; want %v", msg, got, want)
 		}
+	}
+}
+
+// TestMayHoldFrameFindsEveryMarkByte holds looksStackTrace's first look,
+// a byte table on short texts and four byte searches on long ones, to its
+// rule: true exactly when the text holds '(', ':', '"' or '[', at any
+// place, on both sides of the length where the method changes.
+func TestMayHoldFrameFindsEveryMarkByte(t *testing.T) {
+	for _, n := range []int{1, 10, 63, 64, 65, 200} {
+		plain := strings.Repeat("a b-c_d.e/", n/10+1)[:n]
+		if mayHoldFrame(plain) {
+			t.Errorf("mayHoldFrame(%q) = true: no mark byte in it", plain)
+		}
+		for _, c := range []byte{'(', ':', '"', '['} {
+			for _, at := range []int{0, n / 2, n - 1} {
+				b := []byte(plain)
+				b[at] = c
+				if !mayHoldFrame(string(b)) {
+					t.Errorf("mayHoldFrame misses %q at %d of %d bytes", c, at, n)
+				}
+			}
+		}
+		for _, c := range []byte{')', ';', '\'', ']', '{', 0x80} { // near misses
+			b := []byte(plain)
+			b[n/2] = c
+			if mayHoldFrame(string(b)) {
+				t.Errorf("mayHoldFrame takes %q at %d of %d bytes for a mark", c, n/2, n)
+			}
+		}
+	}
+	// Random texts dense with the marks, their neighbours and bytes whose
+	// high bit is set (borrows of the word test).
+	pick := []byte("(:\"[)';]9Za \x00\x01\x7f\x80\xa8\xba\xdb\xff")
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 100000 {
+		b := make([]byte, 1+rng.IntN(80))
+		for i := range b {
+			b[i] = pick[rng.IntN(len(pick))]
+			if rng.IntN(3) > 0 && (b[i] == '(' || b[i] == ':' || b[i] == '"' || b[i] == '[') {
+				b[i] = 'a' // most texts have no mark
+			}
+		}
+		if got, want := mayHoldFrame(string(b)), strings.ContainsAny(string(b), "(:\"["); got != want {
+			t.Fatalf("mayHoldFrame(%q) = %v, want %v", b, got, want)
+		}
+	}
+}
+
+// TestPlainWordTable: plainWord's byte table holds exactly the ASCII
+// letters, '-', '_' and '.': every byte value is tried alone and inside a
+// word, and a word over 32 bytes is never plain.
+func TestPlainWordTable(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		want := b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b == '-' || b == '_' || b == '.'
+		if got := plainWord(string([]byte{b})); got != want {
+			t.Errorf("plainWord(%q) = %v, want %v", b, got, want)
+		}
+		if got := plainWord("per" + string([]byte{b}) + "caller"); got != want {
+			t.Errorf("plainWord(%q) = %v, want %v", "per"+string([]byte{b})+"caller", got, want)
+		}
+	}
+	if !plainWord("") || !plainWord(strings.Repeat("a", 32)) || plainWord(strings.Repeat("a", 33)) {
+		t.Error(`plainWord: "" and 32 letters are plain, 33 are not`)
 	}
 }

@@ -243,18 +243,19 @@ type relayErr struct {
 	retry   Tri
 }
 
-// limiterReasons are ErrorInfo reasons (any domain but a2a-protocol.org) that
-// name a rate limiter's or an overloaded agent's decision (seed 002) and the
-// common variants seen from gateways.
-var limiterReasons = map[string]Kind{
-	"RATE_LIMIT_EXCEEDED": KindQuota,
-	"RATE_LIMITED":        KindQuota,
-	"QUOTA_EXCEEDED":      KindQuota,
-	"RESOURCE_EXHAUSTED":  KindQuota,
-	"TOO_MANY_REQUESTS":   KindQuota,
-	"AGENT_OVERLOADED":    KindOverload,
-	"OVERLOADED":          KindOverload,
-	"SERVICE_UNAVAILABLE": KindOverload,
+// limiterReason reports the kind of an ErrorInfo reason (any domain but
+// a2a-protocol.org) that names a rate limiter's or an overloaded agent's
+// decision (seed 002), or one of the common variants seen from gateways.
+// A switch rather than a map: most reasons are looked up here, and the
+// compiled switch compares the length first.
+func limiterReason(reason string) (Kind, bool) {
+	switch reason {
+	case "RATE_LIMIT_EXCEEDED", "RATE_LIMITED", "QUOTA_EXCEEDED", "RESOURCE_EXHAUSTED", "TOO_MANY_REQUESTS":
+		return KindQuota, true
+	case "AGENT_OVERLOADED", "OVERLOADED", "SERVICE_UNAVAILABLE":
+		return KindOverload, true
+	}
+	return KindUnknown, false
 }
 
 // mcpCodes are MCP protocol error codes (REFERENCE §4a) that are not the five

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -236,6 +237,56 @@ func TestHTTPKindBare500(t *testing.T) {
 		rec := decodeBytes(t, httpResp(c.status, nil, ``))
 		if rec.Kind != c.kind || rec.Retryable != c.retry {
 			t.Errorf("bare %d: kind %v retryable %v, want %v %v", c.status, rec.Kind, rec.Retryable, c.kind, c.retry)
+		}
+	}
+}
+
+// TestLimiterReason: the eight limiter and overload reasons of seed 002 and
+// the gateways' variants name their kind; a near miss (another case, a
+// prefix, a suffix) names nothing.
+func TestLimiterReason(t *testing.T) {
+	want := map[string]Kind{
+		"RATE_LIMIT_EXCEEDED": KindQuota, "RATE_LIMITED": KindQuota, "QUOTA_EXCEEDED": KindQuota,
+		"RESOURCE_EXHAUSTED": KindQuota, "TOO_MANY_REQUESTS": KindQuota,
+		"AGENT_OVERLOADED": KindOverload, "OVERLOADED": KindOverload, "SERVICE_UNAVAILABLE": KindOverload,
+	}
+	for r, k := range want {
+		if got, ok := limiterReason(r); !ok || got != k {
+			t.Errorf("limiterReason(%q) = %v, %v; want %v", r, got, ok, k)
+		}
+		for _, miss := range []string{strings.ToLower(r), r[1:], r[:len(r)-1], r + "_", " " + r} {
+			if got, ok := limiterReason(miss); ok || got != KindUnknown {
+				t.Errorf("limiterReason(%q) = %v, %v; want nothing", miss, got, ok)
+			}
+		}
+	}
+	if _, ok := limiterReason(""); ok {
+		t.Error(`limiterReason("") names a kind`)
+	}
+}
+
+// TestDetailOf: each detail type the decoder reads is told by its full
+// name, and only by it (another case, a prefix, a suffix, another
+// package's name are other types).
+func TestDetailOf(t *testing.T) {
+	want := map[string]detailKind{
+		tErrorInfo: dErrorInfo, tRetryInfo: dRetryInfo, tQuotaFailure: dQuotaFailure, tBadRequest: dBadRequest,
+		tDebugInfo: dDebugInfo, tRequestInfo: dRequestInfo, tStruct: dStruct, tAAPError: dAAPError,
+	}
+	for name, k := range want {
+		if got := detailOf(name); got != k {
+			t.Errorf("detailOf(%q) = %d, want %d", name, got, k)
+		}
+		for _, miss := range []string{strings.ToLower(name), name[1:], name[:len(name)-1], name + "s",
+			strings.Replace(name, ".", "/", 1), "google.rpc.v2." + name[strings.LastIndexByte(name, '.')+1:]} {
+			if got := detailOf(miss); got != dOther && miss != name {
+				t.Errorf("detailOf(%q) = %d, want another type", miss, got)
+			}
+		}
+	}
+	for _, name := range []string{"", "google.rpc.", "google.rpc.Help", "google.rpc.LocalizedMessage", "google.rpc.Status"} {
+		if got := detailOf(name); got != dOther {
+			t.Errorf("detailOf(%q) = %d, want another type", name, got)
 		}
 	}
 }

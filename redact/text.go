@@ -426,17 +426,23 @@ func hasPrefixFold(s, p string) bool { return len(s) >= len(p) && equalFold(s[:l
 // mayHoldSecret is a cheap first look: every detector needs a digit, '@',
 // '%', '=', ':', a quote, a '-----' run, a word of 16 or more bytes, or one of
 // the authentication scheme words. Texts without any pass as they are.
+// Token bytes, most of a text, are counted in a loop of their own.
 func mayHoldSecret(s string) bool {
 	run := 0 // bytes of the current token
 	for i := 0; i < len(s); i++ {
-		k := preClass[s[i]]
-		if k == preToken {
-			run++
-			if run >= 16 {
+		if preClass[s[i]] == preToken {
+			j := i + 1
+			for j < len(s) && preClass[s[j]] == preToken {
+				j++
+			}
+			if run += j - i; run >= 16 {
 				return true
 			}
-			continue
+			if i = j; i == len(s) {
+				return false
+			}
 		}
+		k := preClass[s[i]]
 		switch {
 		case k&preTrigger != 0:
 			return true
@@ -444,7 +450,7 @@ func mayHoldSecret(s string) bool {
 			if len(s)-i >= 5 && s[i+1:i+5] == "----" {
 				return true // a PEM block
 			}
-			run++ // '-' belongs to tokens too
+			run++ // '-' belongs to tokens too (the length is judged at a token byte)
 			continue
 		case k&preSpace != 0 && run >= 4 && run <= 16:
 			// A scheme word ends here: Bearer, Basic, Digest…
