@@ -179,3 +179,61 @@ func TestUnitWriterDropsAnAbandonedGenerationUncommitted(t *testing.T) {
 		t.Errorf("abandoned %v; want the batch's 9 messages", got)
 	}
 }
+
+// nullConn takes every INSERT and keeps nothing: the writer's own work per
+// batch (ledger, insert attempt, shard split, commit, ack) without a
+// server or a driver's encoding. Only PrepareBatch is implemented.
+type nullConn struct{ driver.Conn }
+
+func (nullConn) PrepareBatch(context.Context, string, ...driver.PrepareBatchOption) (driver.Batch, error) {
+	return nullBatch{}, nil
+}
+
+type nullBatch struct{ driver.Batch }
+type nullColumn struct{}
+
+func (nullColumn) Append(any) error             { return nil }
+func (nullColumn) AppendRow(any) error          { return nil }
+func (nullBatch) Column(int) driver.BatchColumn { return nullColumn{} }
+func (nullBatch) Flush() error                  { return nil }
+func (nullBatch) Abort() error                  { return nil }
+func (nullBatch) Send() error                   { return nil }
+
+// BenchmarkWriterTake measures the writer's path for one decoded batch of
+// 20,000 rows over 4 partitions (take: ledger, insert, commit, ack) to a
+// server that takes everything at once: to Config.Table (single), and on a
+// cluster of two shards each sent its partitions' rows (shards). An op is a
+// batch; the driver's encoding and the network are not in it.
+func BenchmarkWriterTake(b *testing.B) {
+	const rows, parts = 20000, 4
+	var c columns
+	bt := newBatch()
+	for i := 0; i < rows; i++ {
+		m := rowMeta{topic: "t", partition: int32(i % parts), offset: int64(i / parts)}
+		c.appendRow(&m, &parse.Record{GRPCCode: -1, RetryAfterMS: -1}, nil, nil)
+		bt.msgs = append(bt.msgs, kafka.Message{Topic: "t", Partition: i % parts, Offset: int64(i / parts)})
+		bt.maxOff[TopicPartition{"t", int32(i % parts)}] = int64(i / parts)
+	}
+	for _, tc := range []struct {
+		name   string
+		shards *Shards
+	}{
+		{"single", nil},
+		{"shards", &Shards{Table: "landing_local", Conns: []driver.Conn{nullConn{}, nullConn{}},
+			Of: func(_ context.Context, _ string, p int32) (int, error) { return int(p % 2), nil }}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			w := testWriter(nullConn{}, nil)
+			w.cfg.Shards = tc.shards
+			s := &slot{b: bt, cols: []*columns{&c}, used: 1, rows: rows, ack: func() {}}
+			s.token = slotToken(s)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := w.take(context.Background(), s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
