@@ -318,10 +318,12 @@ func clusterSlot(log *[]string, epoch uint64, offs map[int32][]int64) *slot {
 // clusterWriter returns a writer to two fake shards (even partitions on
 // "shard1", odd ones on "shard2", whose PrepareBatch takes shard2Errs in
 // turn) committing through a fakeGroup of epoch 1, everything written to
-// log; nothing is stored yet by Config.Progress.
+// log; nothing is stored yet by Config.Progress. The parked rows' backoff
+// is an hour, so that run never retries them on its own: a test retries
+// them with writer.retryParked.
 func clusterWriter(log *[]string, shard2Errs ...error) (*writer, *fakeGroup) {
 	g := &fakeGroup{live: 1, log: log}
-	cfg := Config{Topics: []string{"t"}, Logger: slog.New(slog.DiscardHandler), Backoff: Backoff{Base: time.Millisecond, Max: time.Millisecond},
+	cfg := Config{Topics: []string{"t"}, Logger: slog.New(slog.DiscardHandler), Backoff: Backoff{Base: time.Hour, Max: time.Hour},
 		Progress: func(context.Context, driver.Conn, string) (map[int32]int64, error) { return nil, nil },
 		Shards: &Shards{Table: "landing_local",
 			Conns: []driver.Conn{&fakeConn{name: "shard1", log: log}, &fakeConn{name: "shard2", errs: shard2Errs, log: log}},
