@@ -254,10 +254,11 @@ func BenchmarkWriterTake(b *testing.B) {
 // and the paused partitions kept in paused.
 type fakeGroup struct {
 	fakeConsumer
-	live   uint64
-	log    *[]string
-	paused map[TopicPartition]bool
-	pauses int
+	live    uint64
+	log     *[]string
+	paused  map[TopicPartition]bool
+	pauses  int
+	resumed chan TopicPartition // if not nil, told of each resume
 }
 
 func (g *fakeGroup) attempt(epoch uint64) (context.Context, func(), bool) {
@@ -284,6 +285,9 @@ func (g *fakeGroup) pause(_ uint64, tp TopicPartition) {
 func (g *fakeGroup) resume(_ uint64, tp TopicPartition) {
 	delete(g.paused, tp)
 	*g.log = append(*g.log, fmt.Sprintf("resume %s/%d", tp.Topic, tp.Partition))
+	if g.resumed != nil {
+		g.resumed <- tp
+	}
 }
 
 func partSet[V any](m map[TopicPartition]V) map[TopicPartition]bool {
@@ -388,6 +392,29 @@ func TestUnitWriterRetriesParkedRowsInOrderThenResumes(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(w.m.RowsInserted); got != 9 {
 		t.Errorf("rows inserted %v; want all 9", got)
+	}
+}
+
+// TestUnitWriterRetriesParkedRowsWhenDue: run itself retries the parked
+// rows once their backoff has passed, with no new slot arriving, and
+// commits them after they are stored.
+func TestUnitWriterRetriesParkedRowsWhenDue(t *testing.T) {
+	var log []string
+	w, g := clusterWriter(&log, io.EOF)
+	w.lot.backoff = Backoff{Base: time.Millisecond, Max: time.Millisecond}
+	g.resumed = make(chan TopicPartition, 1)
+	in := make(chan *slot)
+	done := make(chan error, 1)
+	go func() { done <- w.run(context.Background(), in) }()
+	in <- clusterSlot(&log, 1, map[int32][]int64{0: {0, 1, 2}, 1: {0, 1}})
+	<-g.resumed // blocks until run retried the parked rows on its own
+	close(in)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"shard1 insert [0 1 2]", "shard2 refused", "commit@1 t/0:2", "ack", "shard2 insert [0 1]", "resume t/1", "commit@1 t/1:1"}
+	if !slices.Equal(log, want) {
+		t.Errorf("events %q; want %q", log, want)
 	}
 }
 
