@@ -292,7 +292,8 @@ func (l *parkLot) drop(hard context.Context, ps *parkedSlot, out parkSink) {
 	out.droppedParked(hard, ps.s.b.epoch, ps.seq)
 }
 
-// keep makes kept, a prefix-reuse of l.slots, the parked slots.
+// keep makes kept the parked slots; kept shares l.slots' backing array, whose
+// tail is cleared so that the slots left behind can be collected.
 func (l *parkLot) keep(kept []*parkedSlot) {
 	clear(l.slots[len(kept):])
 	l.slots = kept
