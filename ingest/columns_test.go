@@ -136,7 +136,7 @@ func TestStoredTextCapsFreeText(t *testing.T) {
 	}
 }
 
-// TestColumnsCloneIsIndependent: keepOnly on a clone (park.go's views)
+// TestColumnsCloneIsIndependent: keepOnly on a clone (slotview.go's views)
 // leaves every column of the original as it was, and the clone holds the
 // rows it kept.
 func TestColumnsCloneIsIndependent(t *testing.T) {

@@ -15,7 +15,8 @@
 //     table, whose materialized views fan the rows out to errors,
 //     dead_letter, lookups, rollups and ingest_progress, and only after
 //     ClickHouse accepted a batch commits its Kafka offsets (ledger.go,
-//     commit.go).
+//     commit.go); on a cluster it hands the rows a shard refused to its
+//     park lot (park.go).
 //
 // A decoded batch carries its acknowledgement to the writer, which calls it
 // once the batch is settled; the ack gives the batch and its buffers back
@@ -42,8 +43,10 @@
 // jittered backoff while fetching stops (bounded memory); permanent errors
 // (schema mismatch, missing table) stop the pipeline and flip /readyz. On a
 // cluster (Config.Shards) each shard gets its rows directly (shards.go),
-// and with a Group source the rows of a shard that refuses them are parked
-// while the others flow (park.go).
+// and with a Group source the rows of a shard that refuses them wait in
+// the writer's park lot, a sub-stage of its own (parkLot, park.go: the
+// parked rows in fetch order, their partitions paused, the retry's
+// backoff), while the others flow.
 //
 // Stored text is capped at TextMax (8 KiB) per message or violation
 // description.

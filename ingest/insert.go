@@ -12,8 +12,10 @@ package ingest
 // whether it may still be written (fencedAttempt). The batch's token, the
 // same on every attempt, lets the server drop an insert it already holds
 // (Config.InsertSettings). A permanent error, or the shutdown deadline,
-// ends the attempts; a shard's refusal on a cluster parks the rows
-// (park.go).
+// ends the attempts. On a cluster with a park lot (park.go), a shard's
+// refusal hands the rows it refused to the lot at once (parkRefused);
+// without one they are retried alone, after the other shards' partitions
+// are committed.
 
 import (
 	"context"
@@ -39,11 +41,14 @@ func (w *writer) insert(hard context.Context, s *slot, seq uint64) error {
 		}
 		var pe *partialError
 		if errors.As(err, &pe) {
-			// Some shards stored their rows (now gone from s): commit those
-			// partitions, park the rest, or retry the rest alone.
-			if err := w.partlyStored(hard, s, seq, pe); err != nil {
-				return err // errParked
+			// Some shards stored their rows (now gone from s).
+			w.m.RowsInserted.Add(float64(pe.rows))
+			w.m.LastInsert.SetToCurrentTime() // rows were stored: ingest is not stalled
+			if w.lot != nil {
+				return w.parkRefused(s, seq, pe.err)
 			}
+			// Without a lot: commit the stored partitions, retry the rest alone.
+			w.commit(hard, s.b.epoch, w.ledger.WrittenParts(seq, pe.stored))
 			settings = w.settingsFor(s.token)
 			err = pe.err
 		}
@@ -63,10 +68,8 @@ func (w *writer) insert(hard context.Context, s *slot, seq uint64) error {
 			return &PermanentError{Class: class, Err: err}
 		}
 		w.m.InsertRetries.WithLabelValues(string(class)).Inc()
-		if w.canPark() {
-			// On a cluster the refused rows wait parked, their partitions
-			// paused, so that the other shards' partitions flow past them.
-			return w.parkFailed(hard, s, seq, err)
+		if w.lot != nil {
+			return w.parkRefused(s, seq, err)
 		}
 		d := w.cfg.Backoff.Delay(attempt, nil)
 		w.warn.Log(slog.LevelWarn, "insert failed; keeping the rows and retrying", "class", class,
@@ -75,6 +78,18 @@ func (w *writer) insert(hard context.Context, s *slot, seq uint64) error {
 			return fmt.Errorf("insert abandoned at shutdown deadline (%d rows, not committed): %w", s.rows, hard.Err())
 		}
 	}
+}
+
+// parkRefused hands the rows left in s, which their shard refused (err), to
+// the lot, which pauses their partitions, and returns errParked; take then
+// commits the batch's other partitions. The refused rows are not retried in
+// place: the healthy shards' partitions would wait behind them.
+func (w *writer) parkRefused(s *slot, seq uint64, err error) error {
+	rows := s.rows
+	parts := w.lot.park(s, seq)
+	w.warn.Log(slog.LevelWarn, "a shard refused its rows: they are parked and their partitions paused while the other partitions go on",
+		"parked_partitions", parts, "parked_rows", rows, "class", Classify(err), "err", err)
+	return errParked
 }
 
 // fencedAttempt makes one attempt if the batch's generation may still be

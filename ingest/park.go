@@ -6,18 +6,28 @@ package ingest
 // Every landing row goes to the shard of its Kafka partition (the cluster
 // schema shards by topic and partition). With Config.Shards the writer
 // sends each shard its rows itself (shards.go), so one shard down fails
-// only its own rows. With a Group source as well (canPark), the rows a
-// shard refused are parked instead of retried in place: the partitions
-// whose rows were stored are committed (Ledger.WrittenParts), and the rows
-// of the others are kept, in order, in a slot of their own, and their
-// partitions are paused in the Group, so no new message of them is handed
-// out (the messages wait in Kafka and in the partition reader,
-// uncommitted). Rows of a parked partition that reach the writer later
-// (fetched before the pause) are parked behind them. The parked rows are
-// retried one partition at a time with the usual backoff, oldest first, a
-// partition never before its earlier rows; once a partition has no parked
-// rows left it is resumed. Without a Group source the refused rows stay in
-// their slot and are retried alone.
+// only its own rows. With a Group source as well, the writer has a park
+// lot (parkLot), and the rows a shard refused go to it instead of being
+// retried in place: the partitions whose rows were stored are committed
+// (Ledger.WrittenParts), and the rows of the others are kept, in order, in
+// a slot of their own, and their partitions are paused in the Group, so no
+// new message of them is handed out (the messages wait in Kafka and in the
+// partition reader, uncommitted). Rows of a parked partition that reach
+// the writer later (fetched before the pause) are held back behind them.
+// The parked rows are retried one partition at a time with the usual
+// backoff, oldest first, a partition never before its earlier rows; once a
+// partition has no parked rows left it is resumed. Without a Group source
+// there is no lot: the refused rows stay in their slot and are retried
+// alone (insert.go).
+//
+// The lot owns the parked slots, the count of parked slots holding each
+// partition (the paused ones) and the retry's backoff. The writer hands it
+// rows (park: what a shard refused; holdBack: a new slot's rows of paused
+// partitions), asks which partitions of a batch it holds (partsOf, for the
+// commit) and when to retry (due, retry). The lot decides alone what is
+// tried when, and pauses and resumes the partitions; of the writer it asks
+// only an insert attempt and the settling of a batch's partitions in the
+// ledger and Kafka (parkSink).
 //
 // A slot rows were parked from is pinned: the parked rows borrow its
 // arenas, so its ack gives the decoder a fresh slot in its place, and the
@@ -35,17 +45,28 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
-	"reflect"
 	"slices"
 	"time"
-	"unsafe"
-
-	"github.com/segmentio/kafka-go"
 )
 
 // errParked: the slot's remaining rows were parked; it must not return to
 // the pool.
 var errParked = errors.New("ingest: rows parked")
+
+// parkSink is what the park lot asks of the writer. Its methods are called
+// from the writer's goroutine, inside parkLot.retry and parkLot.expire.
+type parkSink interface {
+	// attemptParked makes one insert attempt of v's rows and returns nil
+	// when they were stored, errAbandoned when their generation was
+	// abandoned, else the error that refused them.
+	attemptParked(hard context.Context, v *slot) error
+	// storedParked marks parts of batch seq stored and commits what the
+	// ledger then allows, through the generation of epoch.
+	storedParked(hard context.Context, epoch, seq uint64, parts []TopicPartition)
+	// droppedParked forgets batch seq, dropped uncommitted with its
+	// generation, and commits what the ledger then allows.
+	droppedParked(hard context.Context, epoch, seq uint64)
+}
 
 // parkedSlot is a slot holding only rows of parked partitions.
 type parkedSlot struct {
@@ -54,155 +75,77 @@ type parkedSlot struct {
 	parts map[TopicPartition]bool
 }
 
-// canPark reports whether rows may be parked (Config.Shards, a Group
-// source).
-func (w *writer) canPark() bool { return w.cfg.Shards != nil && w.fence != nil }
+// parkLot holds the parked rows of a writer. Not safe for concurrent use:
+// only the writer's goroutine touches it. A nil lot parks nothing.
+type parkLot struct {
+	fence   fenced // pauses and resumes partitions; asked whether a generation may still be written
+	backoff Backoff
+	m       *Metrics
+	log     *slog.Logger
+	warn    *LogLimiter
 
-// slotParts returns the partitions of the slot's rows.
-func slotParts(s *slot) map[TopicPartition]bool {
-	parts := map[TopicPartition]bool{}
-	for w := 0; w < s.used; w++ {
-		c := s.cols[w]
-		for i := 0; i < c.n; i++ {
-			parts[TopicPartition{c.topic[i], c.partition[i]}] = true
-		}
-	}
-	return parts
+	slots []*parkedSlot          // in fetch order
+	held  map[TopicPartition]int // parked slots holding rows of each partition; paused while > 0
+	tries int                    // retries since the last one that emptied the lot
+	next  time.Time              // when the parked rows are retried next
 }
 
-// view returns a slot with copies of s's column slices holding only the
-// rows of partitions keep accepts. Its strings still point into s's arenas,
-// so s must not be recycled while the view lives; a slot something was
-// parked from is never recycled (pinned).
-func (s *slot) view(keep func(TopicPartition) bool) *slot {
-	v := &slot{b: s.b, used: s.used}
-	for w := 0; w < s.used; w++ {
-		v.cols = append(v.cols, s.cols[w].clone())
-	}
-	v.keepParts(keep)
-	return v
+func newParkLot(fence fenced, backoff Backoff, m *Metrics, log *slog.Logger, warn *LogLimiter) *parkLot {
+	return &parkLot{fence: fence, backoff: backoff, m: m, log: log, warn: warn}
 }
 
-// keepParts removes from s the rows of partitions keep rejects.
-func (s *slot) keepParts(keep func(TopicPartition) bool) {
-	s.rows = 0
-	for w := 0; w < s.used; w++ {
-		c := s.cols[w]
-		mask := make([]bool, c.n)
-		for i := range mask {
-			mask[i] = keep(TopicPartition{c.topic[i], c.partition[i]})
-			if mask[i] {
-				s.rows++
-			}
-		}
-		c.keepOnly(mask)
+// len returns the number of parked slots.
+func (l *parkLot) len() int {
+	if l == nil {
+		return 0
 	}
-	s.token = slotToken(s)
+	return len(l.slots)
 }
 
-// clone returns c with every slice copied into new backing arrays (the
-// strings are shared): keepOnly on the clone leaves c as it is. The arena
-// is shared too and must not be reset through the clone.
-func (c *columns) clone() *columns {
-	d := *c
-	v := reflect.ValueOf(&d).Elem()
-	for i := 0; i < v.NumField(); i++ {
-		f := v.Field(i)
-		if f.Kind() != reflect.Slice || f.IsNil() {
-			continue
-		}
-		f = reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem() // unexported: settable through its address
-		f.Set(reflect.AppendSlice(reflect.MakeSlice(f.Type(), 0, f.Len()), f))
+// due returns when the parked rows are to be retried, and false when
+// nothing is parked.
+func (l *parkLot) due() (time.Time, bool) {
+	if l.len() == 0 {
+		return time.Time{}, false
 	}
-	return &d
+	return l.next, true
 }
 
-// slotToken names the rows of a slot as token names a batch's: per topic
-// and partition the first and last offset (the same on every retry of the
-// same rows).
-func slotToken(s *slot) string {
-	b := &batch{}
-	for w := 0; w < s.used; w++ {
-		c := s.cols[w]
-		for i := 0; i < c.n; i++ {
-			b.msgs = append(b.msgs, kafka.Message{Topic: c.topic[i], Partition: int(c.partition[i]), Offset: c.offset[i]})
-			b.todo = append(b.todo, len(b.msgs)-1)
-		}
-	}
-	return batchToken(b)
-}
-
-// partlyStored handles an insert that some shards took (pe): the stored
-// partitions are committed (with the batch's partitions that had no rows
-// left to send); the rest is parked (errParked) when the source can pause
-// partitions, else it stays in s to be retried alone (nil).
-func (w *writer) partlyStored(hard context.Context, s *slot, seq uint64, pe *partialError) error {
-	w.m.RowsInserted.Add(float64(pe.rows))
-	w.m.LastInsert.SetToCurrentTime() // rows were stored: ingest is not stalled
-	if !w.canPark() {
-		w.commit(hard, s.b.epoch, w.ledger.WrittenParts(seq, pe.stored))
-		return nil
-	}
-	return w.parkFailed(hard, s, seq, pe.err)
-}
-
-// parkFailed parks every row left in s after its shard refused them (err),
-// pauses their partitions and commits the batch's other partitions: the
-// stored ones and those without rows to send. It returns errParked. A slot
-// whose rows all belong to a shard that is down must not be retried in
-// place: the healthy shards' partitions would wait behind it.
-func (w *writer) parkFailed(hard context.Context, s *slot, seq uint64, err error) error {
-	failed := slotParts(s)
-	except := w.parkedOf(seq)
-	for k := range failed {
-		except[k] = true
-	}
-	w.commit(hard, s.b.epoch, w.ledger.WrittenParts(seq, partsExcept(s.b.maxOff, except)))
-	w.park(s, seq, failed)
-	w.warn.Log(slog.LevelWarn, "a shard refused its rows: they are parked and their partitions paused while the other partitions go on",
-		"parked_partitions", len(failed), "parked_rows", s.rows, "class", Classify(err), "err", err)
-	return errParked
-}
-
-// park keeps s (rows of parts only) for later, pins it and pauses parts.
-func (w *writer) park(s *slot, seq uint64, parts map[TopicPartition]bool) {
+// park keeps s, batch seq's rows that are to wait, pins it and pauses the
+// partitions of its rows that no parked slot held yet. It returns how many
+// partitions s holds.
+func (l *parkLot) park(s *slot, seq uint64) int {
+	parts := slotParts(s)
 	s.pinned = true
 	own := &batch{epoch: s.b.epoch, staleProgress: maps.Clone(s.b.staleProgress)}
 	s.b = own
-	w.parked = append(w.parked, &parkedSlot{s: s, seq: seq, parts: maps.Clone(parts)})
-	if w.parkNext.IsZero() {
-		w.parkNext = time.Now().Add(w.parkDelay())
+	l.slots = append(l.slots, &parkedSlot{s: s, seq: seq, parts: parts})
+	if l.next.IsZero() {
+		l.next = time.Now().Add(l.delay())
+	}
+	if l.held == nil {
+		l.held = map[TopicPartition]int{}
 	}
 	for k := range parts {
-		if w.held == nil {
-			w.held = map[TopicPartition]int{}
+		if l.held[k] == 0 {
+			l.fence.pause(own.epoch, k)
 		}
-		if w.held[k] == 0 {
-			w.fence.pause(own.epoch, k)
-		}
-		w.held[k]++
+		l.held[k]++
 	}
-	w.m.ParkedRows.Add(float64(s.rows))
+	l.m.ParkedRows.Add(float64(s.rows))
+	return len(parts)
 }
 
-// unhold forgets one parked slot's claim on k and resumes k when none is
-// left.
-func (w *writer) unhold(epoch uint64, k TopicPartition) {
-	w.held[k]--
-	if w.held[k] <= 0 {
-		delete(w.held, k)
-		w.fence.resume(epoch, k)
+// holdBack parks the rows of s (batch seq) of partitions the lot holds,
+// behind the rows parked before them, and returns a view of the other rows
+// to insert now; it returns s itself when none of its rows is held.
+func (l *parkLot) holdBack(s *slot, seq uint64) *slot {
+	if l == nil || len(l.held) == 0 || s.rows == 0 {
+		return s
 	}
-}
-
-// parkHeld moves the rows of held partitions of a new slot behind the
-// parked ones: the other rows are returned in a view to insert now, and s
-// itself is parked with the held rows. It returns s unchanged when none of
-// its rows is held.
-func (w *writer) parkHeld(s *slot, seq uint64) *slot {
 	held := map[TopicPartition]bool{}
 	for k := range slotParts(s) {
-		if w.held[k] > 0 {
+		if l.held[k] > 0 {
 			held[k] = true
 		}
 	}
@@ -211,19 +154,61 @@ func (w *writer) parkHeld(s *slot, seq uint64) *slot {
 	}
 	rest := s.view(func(tp TopicPartition) bool { return !held[tp] })
 	s.keepParts(func(tp TopicPartition) bool { return held[tp] })
-	w.park(s, seq, held)
+	l.park(s, seq)
 	return rest
 }
 
-// retryParked tries the parked slots in order, each partition only when no
-// earlier parked slot still holds it.
-func (w *writer) retryParked(hard context.Context) error {
+// partsOf returns the partitions of batch seq the lot holds (nil when
+// none).
+func (l *parkLot) partsOf(seq uint64) map[TopicPartition]bool {
+	if l == nil {
+		return nil
+	}
+	var out map[TopicPartition]bool
+	for _, ps := range l.slots {
+		if ps.seq != seq {
+			continue
+		}
+		if out == nil {
+			out = map[TopicPartition]bool{}
+		}
+		for k := range ps.parts {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+// expire drops the parked slots of generations before epoch: a batch of a
+// newer generation means the old one ended without settling, so it was
+// abandoned (group.go) and the partitions' next owner stores its rows.
+func (l *parkLot) expire(hard context.Context, epoch uint64, out parkSink) {
+	if l.len() == 0 {
+		return
+	}
+	kept := l.slots[:0]
+	for _, ps := range l.slots {
+		if ps.s.b.epoch < epoch {
+			l.drop(hard, ps, out)
+			continue
+		}
+		kept = append(kept, ps)
+	}
+	l.keep(kept)
+	if len(l.slots) == 0 {
+		l.tries, l.next = 0, time.Time{}
+	}
+}
+
+// retry tries the parked slots in order, each partition only when no
+// earlier parked slot still holds it, resumes each partition whose last
+// parked rows were stored, and sets the next retry after the backoff if
+// rows are left.
+func (l *parkLot) retry(hard context.Context, out parkSink) {
 	earlier := map[TopicPartition]bool{}
-	kept := w.parked[:0]
-	for _, ps := range w.parked {
-		if done, err := w.retryOne(hard, ps, earlier); err != nil {
-			return err
-		} else if done {
+	kept := l.slots[:0]
+	for _, ps := range l.slots {
+		if l.retryOne(hard, ps, earlier, out) {
 			continue
 		}
 		for k := range ps.parts {
@@ -231,26 +216,24 @@ func (w *writer) retryParked(hard context.Context) error {
 		}
 		kept = append(kept, ps)
 	}
-	clear(w.parked[len(kept):])
-	w.parked = kept
-	if len(w.parked) > 0 {
-		w.parkTries++
-		w.parkNext = time.Now().Add(w.parkDelay())
+	l.keep(kept)
+	if len(l.slots) > 0 {
+		l.tries++
+		l.next = time.Now().Add(l.delay())
 	} else {
-		w.parkTries, w.parkNext = 0, time.Time{}
+		l.tries, l.next = 0, time.Time{}
 	}
-	return nil
 }
 
 // retryOne tries the partitions of ps that no earlier slot holds and
 // reports whether ps is done (stored, or dropped with its generation).
-func (w *writer) retryOne(hard context.Context, ps *parkedSlot, earlier map[TopicPartition]bool) (bool, error) {
+func (l *parkLot) retryOne(hard context.Context, ps *parkedSlot, earlier map[TopicPartition]bool, out parkSink) bool {
 	epoch := ps.s.b.epoch
-	if _, done, ok := w.fence.attempt(epoch); ok {
+	if _, done, ok := l.fence.attempt(epoch); ok {
 		done()
 	} else {
-		w.dropParked(hard, ps)
-		return true, nil
+		l.drop(hard, ps, out)
+		return true
 	}
 	var stored []TopicPartition
 	for _, k := range sortedParts(ps.parts) {
@@ -258,99 +241,66 @@ func (w *writer) retryOne(hard context.Context, ps *parkedSlot, earlier map[Topi
 			continue
 		}
 		v := ps.s.view(func(tp TopicPartition) bool { return tp == k })
-		err := w.fencedAttempt(hard, v, w.settingsFor(v.token), 0)
+		err := out.attemptParked(hard, v)
 		switch {
 		case errors.Is(err, errAbandoned):
-			w.dropParked(hard, ps)
-			return true, nil
+			l.drop(hard, ps, out)
+			return true
 		case err != nil:
-			w.warn.Log(slog.LevelWarn, "parked rows still cannot be stored; keeping them", "topic", k.Topic,
+			l.warn.Log(slog.LevelWarn, "parked rows still cannot be stored; keeping them", "topic", k.Topic,
 				"partition", k.Partition, "class", Classify(err), "err", err)
 			continue
 		}
 		stored = append(stored, k)
-		w.m.RowsInserted.Add(float64(v.rows))
-		w.m.ParkedRows.Sub(float64(v.rows))
+		l.m.RowsInserted.Add(float64(v.rows))
+		l.m.ParkedRows.Sub(float64(v.rows))
 		delete(ps.parts, k)
-		w.unhold(epoch, k)
+		l.unhold(epoch, k)
 	}
 	if len(stored) > 0 {
-		w.m.LastInsert.SetToCurrentTime()
-		w.log.Info("parked rows stored", "partitions", len(stored))
+		l.m.LastInsert.SetToCurrentTime()
+		l.log.Info("parked rows stored", "partitions", len(stored))
 		left := ps.parts
 		ps.s.keepParts(func(tp TopicPartition) bool { return left[tp] })
-		w.commit(hard, epoch, w.ledger.WrittenParts(ps.seq, stored))
+		out.storedParked(hard, epoch, ps.seq, stored)
 	}
-	return len(ps.parts) == 0, nil
+	return len(ps.parts) == 0
 }
 
-// dropParked drops a parked slot whose generation was abandoned: uncommitted,
-// for the partitions' next owner.
-func (w *writer) dropParked(hard context.Context, ps *parkedSlot) {
-	w.m.Abandoned.Add(float64(ps.s.rows))
-	w.m.ParkedRows.Sub(float64(ps.s.rows))
+// unhold forgets one parked slot's claim on k and resumes k when none is
+// left.
+func (l *parkLot) unhold(epoch uint64, k TopicPartition) {
+	l.held[k]--
+	if l.held[k] <= 0 {
+		delete(l.held, k)
+		l.fence.resume(epoch, k)
+	}
+}
+
+// drop forgets a parked slot whose generation was abandoned: uncommitted,
+// for the partitions' next owner. Its partitions are not resumed (the
+// generation that paused them is gone).
+func (l *parkLot) drop(hard context.Context, ps *parkedSlot, out parkSink) {
+	l.m.Abandoned.Add(float64(ps.s.rows))
+	l.m.ParkedRows.Sub(float64(ps.s.rows))
 	for k := range ps.parts {
-		w.held[k]--
-		if w.held[k] <= 0 {
-			delete(w.held, k)
+		l.held[k]--
+		if l.held[k] <= 0 {
+			delete(l.held, k)
 		}
 	}
-	w.commit(hard, ps.s.b.epoch, w.ledger.Drop(ps.seq))
+	out.droppedParked(hard, ps.s.b.epoch, ps.seq)
 }
 
-// parkedOf returns the partitions parked from batch seq.
-func (w *writer) parkedOf(seq uint64) map[TopicPartition]bool {
-	out := map[TopicPartition]bool{}
-	for _, ps := range w.parked {
-		if ps.seq == seq {
-			for k := range ps.parts {
-				out[k] = true
-			}
-		}
-	}
-	return out
+// keep makes kept the parked slots; kept shares l.slots' backing array, whose
+// tail is cleared so that the slots left behind can be collected.
+func (l *parkLot) keep(kept []*parkedSlot) {
+	clear(l.slots[len(kept):])
+	l.slots = kept
 }
 
-// partsExcept returns the partitions of max not in except.
-func partsExcept(max map[TopicPartition]int64, except map[TopicPartition]bool) []TopicPartition {
-	var out []TopicPartition
-	for k := range max {
-		if !except[k] {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// purgeParked drops the parked slots of generations before epoch: a batch
-// of a newer generation means the old one ended without settling, so it was
-// abandoned (group.go).
-func (w *writer) purgeParked(hard context.Context, epoch uint64) {
-	kept := w.parked[:0]
-	for _, ps := range w.parked {
-		if ps.s.b.epoch < epoch {
-			w.dropParked(hard, ps)
-			continue
-		}
-		kept = append(kept, ps)
-	}
-	clear(w.parked[len(kept):])
-	w.parked = kept
-	if len(w.parked) == 0 {
-		w.parkTries, w.parkNext = 0, time.Time{}
-	}
-}
-
-// parkDelay is the wait before the next retry of the parked rows.
-func (w *writer) parkDelay() time.Duration { return w.cfg.Backoff.Delay(w.parkTries, nil) }
-
-// settingsFor returns the insert settings for a token.
-func (w *writer) settingsFor(token string) map[string]any {
-	if w.cfg.InsertSettings == nil {
-		return nil
-	}
-	return w.cfg.InsertSettings(token)
-}
+// delay is the wait before the next retry of the parked rows.
+func (l *parkLot) delay() time.Duration { return l.backoff.Delay(l.tries, nil) }
 
 func sortedParts(parts map[TopicPartition]bool) []TopicPartition {
 	return slices.SortedFunc(maps.Keys(parts), func(a, b TopicPartition) int {

@@ -156,10 +156,10 @@ func (e *PermanentError) Unwrap() error { return e.Err }
 // Pipeline is one consumer: three stages, each a type that owns its state,
 // joined by channels, plus the loops beside them.
 //
-//	fetcher --batch--> decoder --slot--> writer
-//	(fetch.go)         (decode.go,       (write.go, insert.go, shards.go,
-//	                    replay.go,        park.go, ledger.go, commit.go)
-//	                    dedup.go)
+//	fetcher --batch--> decoder --slot--> writer ----refused rows----> park lot
+//	(fetch.go)         (decode.go,       (write.go, insert.go,         (park.go: on a
+//	                    replay.go,        shards.go, ledger.go,         cluster with a
+//	                    dedup.go)         commit.go) <--attempt/settle-- Group source)
 //
 // Each batch carries its acknowledgement to the writer (slot.ack), which
 // calls it once the batch is settled: stored and committed, or dropped
