@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -32,8 +31,7 @@ type writer struct {
 	log   *slog.Logger
 	warn  *LogLimiter // retries, commits
 
-	insertSQL  string
-	insertCols string // LandingColumns joined, for the shards' local inserts
+	insertSQL string // insertInto(cfg.Table)
 
 	ledger    Ledger
 	parked    []*parkedSlot          // park.go, in fetch order
@@ -48,8 +46,7 @@ type writer struct {
 func newWriter(cfg Config, src Consumer, conn driver.Conn, lag *lagMonitor, warn *LogLimiter) *writer {
 	w := &writer{
 		cfg: cfg, conn: conn, src: src, lag: lag, m: cfg.Metrics, log: cfg.Logger, warn: warn,
-		insertSQL:  "INSERT INTO " + cfg.Table + " (" + strings.Join(LandingColumns, ", ") + ")",
-		insertCols: strings.Join(LandingColumns, ", "),
+		insertSQL: insertInto(cfg.Table),
 	}
 	w.fence, _ = src.(fenced)
 	return w
