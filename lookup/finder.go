@@ -214,7 +214,7 @@ func (f *Finder) Story(ctx context.Context, id string, opt FindOptions) (*Story,
 		return nil, unavailable(err, cands)
 	}
 	if t, ok := tr[row.EventID]; ok {
-		st.Record.TraceID, st.Record.SpanID, st.Record.Origin, st.Record.Inferred = t.TraceID, t.SpanID, t.Origin, t.Inferred
+		withTrace(&st.Record, &t)
 		for _, c := range cands {
 			if st.MatchedAs == "" && t.TraceID != "" && c == t.TraceID {
 				st.MatchedAs = "trace_id"
