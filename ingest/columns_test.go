@@ -5,9 +5,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/errtrail/errtrail/parse"
+	"github.com/errtrail/errtrail/schema"
 )
 
 func TestColumnsRowAndKeepOnly(t *testing.T) {
@@ -49,11 +51,11 @@ func TestColumnsRowAndKeepOnly(t *testing.T) {
 		t.Errorf("raw kept for a decoded row")
 	}
 	c.keepOnly([]bool{true, false, true, true})
-	if c.n != 3 || len(c.offset) != 3 || c.offset[1] != 2 || c.offset[2] != 3 || len(c.finding) != 3 {
+	if c.n != 3 || len(c.offset) != 3 || c.offset[1] != 2 || c.offset[2] != 3 || len(c.findings) != 3 {
 		t.Fatalf("keepOnly: n=%d offsets=%v", c.n, c.offset)
 	}
-	if c.violationFields[1][0] != "f" || c.finding[1][0] != "body_missing" {
-		t.Errorf("arrays after keepOnly: %v %v", c.violationFields[1], c.finding[1])
+	if c.violationFields[1][0] != "f" || c.findings[1][0] != "body_missing" {
+		t.Errorf("arrays after keepOnly: %v %v", c.violationFields[1], c.findings[1])
 	}
 	c.reset()
 	if c.n != 0 || len(c.eventID) != 0 || len(c.flat) != 0 {
@@ -71,17 +73,6 @@ func TestArenaStringsSurviveGrowth(t *testing.T) {
 	a.reset()
 	if a.str("x") != "x" {
 		t.Fatal("arena after reset")
-	}
-}
-
-func TestCheckColumns(t *testing.T) {
-	if err := CheckColumns(LandingColumns); err != nil {
-		t.Fatal(err)
-	}
-	bad := append([]string(nil), LandingColumns...)
-	bad[3] = "other"
-	if CheckColumns(bad) == nil || CheckColumns(bad[:3]) == nil {
-		t.Fatal("mismatch not reported")
 	}
 }
 
@@ -128,7 +119,7 @@ func TestStoredTextCapsFreeText(t *testing.T) {
 	if c.message[0] != got {
 		t.Errorf("message column holds %d bytes; want the capped %d", len(c.message[0]), len(got))
 	}
-	if d := c.violationDescs[0]; len(d) != 2 || d[0] != got || d[1] != "short" {
+	if d := c.violationDescriptions[0]; len(d) != 2 || d[0] != got || d[1] != "short" {
 		t.Errorf("violation descriptions %d values, first %d bytes; want the capped one and %q", len(d), len(d[0]), "short")
 	}
 	if rec.Message != long {
@@ -169,5 +160,59 @@ func TestColumnsCloneIsIndependent(t *testing.T) {
 		if d.partition[i] != 1 || d.offset[i] != int64(2*i+1) {
 			t.Errorf("clone row %d: partition %d offset %d; want partition 1, offset %d", i, d.partition[i], d.offset[i], 2*i+1)
 		}
+	}
+}
+
+// TestUnitAppendRowFillsEveryColumn: a decoded row and a dead-letter row
+// each add one value to every column buffer (appendRow is generated from
+// schema.RowColumns: a column without a value would leave its buffer
+// short, and the insert would fail), and slices hands the driver one
+// slice per landing column, in schema.LandingColumns' order and of its Go
+// type (DateTime as Unix seconds).
+func TestUnitAppendRowFillsEveryColumn(t *testing.T) {
+	var c columns
+	rec := parse.Record{EventID: "e", GRPCCode: -1, RetryAfterMS: -1, Inferred: []string{"kind"},
+		FieldViolations: []parse.FieldViolation{{Field: "f", Description: "d"}}}
+	c.appendRow(&rowMeta{topic: "t", offset: 1}, &rec, nil, nil)
+	c.appendRow(&rowMeta{topic: "t", offset: 2}, &parse.Record{}, &parse.DecodeError{Reason: parse.ErrInvalidJSON}, []byte("x"))
+	v := reflect.ValueOf(&c).Elem()
+	slices := 0
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		if f.Kind() != reflect.Slice || v.Type().Field(i).Name == "flat" {
+			continue
+		}
+		slices++
+		if f.Len() != c.n {
+			t.Errorf("buffer %s holds %d values for %d rows", v.Type().Field(i).Name, f.Len(), c.n)
+		}
+	}
+	if want := len(schema.LandingColumns) + 1; slices != want { // + eventHash
+		t.Errorf("%d buffers; want one per landing column and eventHash, %d", slices, want)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	got := c.slices(nil, 0, 2)
+	if len(got) != len(schema.LandingColumns) {
+		t.Fatalf("slices gives %d columns for %d landing columns", len(got), len(schema.LandingColumns))
+	}
+	for i, col := range schema.LandingColumns {
+		rv := reflect.ValueOf(got[i])
+		want := col.Go
+		if want == reflect.TypeFor[time.Time]() {
+			want = reflect.TypeFor[int64]()
+		}
+		if rv.Len() != 2 || rv.Type().Elem() != want {
+			t.Errorf("column %s: %d values of %s; want 2 of %s", col.Name, rv.Len(), rv.Type().Elem(), want)
+		}
+	}
+	if LandingColumns[0] != "dead" || len(LandingColumns) != len(schema.LandingColumns) {
+		t.Errorf("LandingColumns %v", LandingColumns)
+	}
+	if c.dead[0] != 0 || c.dead[1] != 1 || c.dlReason[1] != "invalid_json" || c.raw[1] != "x" || c.raw[0] != "" ||
+		c.inferred[0][0] != "kind" || c.violationDescriptions[0][0] != "d" || c.eventHash[0] == 0 || c.eventHash[1] != 0 {
+		t.Errorf("values: dead %v dl_reason %q raw %q inferred %v descriptions %v hashes %v",
+			c.dead, c.dlReason, c.raw, c.inferred, c.violationDescriptions, c.eventHash)
 	}
 }

@@ -9,7 +9,9 @@
 //     bytes and time;
 //   - the decoder (decode.go) drops replays (replay.go), decodes each batch
 //     on all cores with parse.Decoder (order inside a partition is kept)
-//     and drops producer re-sends (dedup.go);
+//     and drops producer re-sends (dedup.go), building each row in column
+//     buffers whose fields, appendRow, slices and keepOnly are generated
+//     from schema.RowColumns (columns_gen.go; helpers in columns.go);
 //   - the writer (write.go) writes each batch with ONE columnar INSERT
 //     (insert.go, sent in blocks of InsertBlockRows) into the `landing`
 //     table, whose materialized views fan the rows out to errors,

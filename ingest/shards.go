@@ -85,7 +85,7 @@ func (w *writer) insertShards(hard, stop context.Context, s *slot) error {
 		byShard[i][k] = true
 	}
 	cancel()
-	sql := "INSERT INTO " + sh.Table + " (" + w.insertCols + ")"
+	sql := insertInto(sh.Table)
 	if len(byShard) == 1 {
 		for i := range byShard {
 			return w.insertTo(hard, stop, sh.Conns[i], sql, s, w.settingsFor(s.token))

@@ -17,7 +17,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -34,8 +33,7 @@ type writer struct {
 	log   *slog.Logger
 	warn  *LogLimiter // retries, commits
 
-	insertSQL  string
-	insertCols string // LandingColumns joined, for the shards' local inserts
+	insertSQL string // insertInto(cfg.Table)
 
 	ledger   Ledger
 	lot      *parkLot               // park.go; nil unless rows may be parked (Config.Shards and a Group source)
@@ -47,8 +45,7 @@ type writer struct {
 func newWriter(cfg Config, src Consumer, conn driver.Conn, lag *lagMonitor, warn *LogLimiter) *writer {
 	w := &writer{
 		cfg: cfg, conn: conn, src: src, lag: lag, m: cfg.Metrics, log: cfg.Logger, warn: warn,
-		insertSQL:  "INSERT INTO " + cfg.Table + " (" + strings.Join(LandingColumns, ", ") + ")",
-		insertCols: strings.Join(LandingColumns, ", "),
+		insertSQL: insertInto(cfg.Table),
 	}
 	w.fence, _ = src.(fenced)
 	if cfg.Shards != nil && w.fence != nil {

@@ -3,7 +3,6 @@ package lookup
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -19,16 +18,6 @@ const JSONRPCRange = 7 * 24 * time.Hour
 
 // MaxMatches bounds AmbiguousError.Matches.
 const MaxMatches = 20
-
-// errorColumns is the column list of schema.ErrorRow, in its field order.
-var errorColumns = func() string {
-	t := reflect.TypeFor[schema.ErrorRow]()
-	names := make([]string, t.NumField())
-	for i := range names {
-		names[i] = t.Field(i).Tag.Get("ch")
-	}
-	return strings.Join(names, ", ")
-}()
 
 // candidates returns the values a stored id column may hold for id: the id
 // itself and, with a Redactor, the keyed hash ingest stored when it could
@@ -89,7 +78,7 @@ func (f *Finder) findJSONRPC(ctx context.Context, conn driver.Conn, cands []stri
 	q := fmt.Sprintf("SELECT %s FROM %s PREWHERE jsonrpc_id IN (%s)"+
 		" WHERE agent = ? AND observed_at >= toDateTime(?) AND observed_at <= toDateTime(?)"+
 		" ORDER BY observed_at DESC, event_id DESC, ingested_at DESC LIMIT 1 BY agent, observed_at, event_id LIMIT 1000",
-		errorColumns, f.table(schema.TableErrors), marks)
+		schema.ErrorsSelect(), f.table(schema.TableErrors), marks)
 	args := make([]any, 0, len(cands)+3)
 	for _, c := range cands {
 		args = append(args, c)

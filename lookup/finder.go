@@ -232,7 +232,7 @@ func (f *Finder) Story(ctx context.Context, id string, opt FindOptions) (*Story,
 	}()
 	wg.Wait()
 	if t, ok := tr[row.EventID]; terr == nil && ok {
-		st.Record.TraceID, st.Record.SpanID, st.Record.Origin, st.Record.Inferred = t.TraceID, t.SpanID, t.Origin, t.Inferred
+		withTrace(&st.Record, &t)
 		for _, c := range cands {
 			if st.MatchedAs == "" && t.TraceID != "" && c == t.TraceID {
 				st.MatchedAs = "trace_id"

@@ -52,6 +52,11 @@ func recordOf(r *schema.ErrorRow) Row {
 	return rec
 }
 
+// withTrace adds to rec what error_traces holds of it (migration 009).
+func withTrace(rec *Row, t *schema.TraceRow) {
+	rec.TraceID, rec.SpanID, rec.Origin, rec.Inferred = t.TraceID, t.SpanID, t.Origin, t.Inferred
+}
+
 // hasJSONRPC tells whether the reply carried a JSON-RPC code. The row keeps
 // the code but not parse.Record.HasJSONRPC: a code other than 0 was
 // carried; 0 was carried only in the two envelopes whose decoding requires

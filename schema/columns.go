@@ -27,110 +27,105 @@ var (
 	tStrings = reflect.TypeFor[[]string]()
 )
 
-// LandingColumns lists the columns of the landing table in order. The
-// ingester builds its columnar batch from this list and inserts with
-// LandingInsert, which names every column (ClickHouse 18.16 needs the explicit
-// column list). The types are the same on every server and in every rendering:
-// landing never uses LowCardinality, codecs or DateTime64.
-//
-// Conventions the materialized views rely on:
-//   - dead is 1 for a dead-letter row, 0 for a decoded error;
-//   - event_id may be empty: the views then use "kafka:<topic>/<partition>/<offset>";
-//   - retryable is -1 unknown, 0 false, 1 true; retry_after_ms is -1 when no delay was given;
-//   - observed_at is the UTC second of observed_at_ms; ingested_at is when the
-//     ingester built the batch;
-//   - origin is "event", "raw" or "otlp" (empty in rows of ingesters older than
-//     migration 009); kafka_index is the record's place within its Kafka
-//     message (0 unless the message, an OTLP export, held several).
+// LandingColumns lists the columns of the landing table in order: RowColumns
+// (row.go) with the Go type clickhouse-go expects for each. The ingester
+// builds its columnar batch in this order and inserts with InsertInto, which
+// names every column (ClickHouse 18.16 needs the explicit column list). The
+// types are the same on every server and in every rendering: landing never
+// uses LowCardinality, codecs or DateTime64.
 //
 // Migration 001 created landing with landingV1; later migrations add their
-// columns at the end (008: source_version, the end of landingColumns1; 009:
-// landingColumns9), so a database migrated before them keeps its checksums.
-var LandingColumns = append(append([]Column{}, landingColumns1...), landingColumns9...)
-
-// landingColumns1 are the landing columns of migrations 001 (landingV1)
-// and 008.
-var landingColumns1 = []Column{
-	{"dead", "UInt8", tUint8},
-	{"event_id", "String", tString},
-	{"observed_at", "DateTime", tTime},
-	{"observed_at_ms", "UInt64", tUint64},
-	{"ingested_at", "DateTime", tTime},
-	{"kafka_topic", "String", tString},
-	{"kafka_partition", "Int32", tInt32},
-	{"kafka_offset", "Int64", tInt64},
-	{"source_kind", "String", tString},
-	{"source_id", "String", tString},
-	{"agent", "String", tString},
-	{"endpoint", "String", tString},
-	{"caller", "String", tString},
-	{"method", "String", tString},
-	{"attempt", "UInt16", tUint16},
-	{"http_request_id", "String", tString},
-	{"jsonrpc_id", "String", tString},
-	{"message_id", "String", tString},
-	{"task_id", "String", tString},
-	{"idempotency_key_hash", "UInt64", tUint64},
-	{"protocol", "String", tString},
-	{"binding", "String", tString},
-	{"envelope", "String", tString},
-	{"http_status", "UInt16", tUint16},
-	{"grpc_status", "String", tString},
-	{"jsonrpc_code", "Int32", tInt32},
-	{"code", "String", tString},
-	{"reason", "String", tString},
-	{"domain", "String", tString},
-	{"kind", "String", tString},
-	{"typed", "UInt8", tUint8},
-	{"retryable", "Int8", tInt8},
-	{"retryable_source", "String", tString},
-	{"retry_after_ms", "Int64", tInt64},
-	{"retry_after_source", "String", tString},
-	{"limit_name", "String", tString},
-	{"scope", "String", tString},
-	{"error_id", "String", tString},
-	{"request_id", "String", tString},
-	{"message", "String", tString},
-	{"violation_fields", "Array(String)", tStrings},
-	{"violation_descriptions", "Array(String)", tStrings},
-	{"findings", "Array(String)", tStrings},
-	{"dl_reason", "String", tString},
-	{"dl_error", "String", tString},
-	{"raw", "String", tString},
-	// Migration 008 added the columns from here on (ALTER TABLE ... ADD
-	// COLUMN appends them); landingV1 is the list migration 001 created,
-	// landingColumns9 what migration 009 appended after these.
-	{"source_version", "String", tString},
-}
-
-// landingColumns9 are the landing columns migration 009 adds (traces.go).
-var landingColumns9 = []Column{
-	{"trace_id", "String", tString},
-	{"span_id", "String", tString},
-	{"origin", "String", tString},
-	{"inferred", "Array(String)", tStrings},
-	{"kafka_index", "UInt32", tUint32},
-}
+// columns at the end (008: source_version; 009: the trace columns), so a
+// database migrated before them keeps its checksums.
+var LandingColumns = landingUpTo(maxAdded())
 
 // landingV1 and errorsV1 are the columns migrations 001 created: their
-// rendering must not change (their checksum is their identity), so the
-// columns later migrations add are appended to LandingColumns and
-// errorsColumns and left out of these.
+// rendering must not change (their checksum is their identity), so every
+// migration names the columns as they were when it was written, by
+// RowColumn.Added.
 var (
-	landingV1 = landingColumns1[:46]
-	errorsV1  = errorsColumns[:42]
+	landingV1 = landingUpTo(1)
+	errorsV1  = errorsUpTo(1)
 )
 
-// LandingInsert returns the INSERT statement for a landing batch, with the
-// explicit column list, e.g. for conn.PrepareBatch.
+// errorsColumns are the columns of errors: the normalized record with its
+// Kafka provenance, RowColumns kept in errors. They come from landing by
+// name.
+var errorsColumns = errorsUpTo(maxAdded())
+
+// landingUpTo returns the landing columns once migration v has run.
+func landingUpTo(v int) []Column {
+	var out []Column
+	for _, c := range RowColumns {
+		if c.Added <= v {
+			out = append(out, Column{Name: c.Name, Type: c.Type, Go: goType(c.Type)})
+		}
+	}
+	return out
+}
+
+// errorsUpTo returns the columns of errors once migration v has run.
+func errorsUpTo(v int) []col {
+	var out []col
+	for _, c := range RowColumns {
+		if c.Added <= v && c.Kept == TableErrors {
+			out = append(out, col{name: c.Name, typ: c.Type, lc: c.LC, codec: c.Codec})
+		}
+	}
+	return out
+}
+
+func maxAdded() int {
+	v := 0
+	for _, c := range RowColumns {
+		v = max(v, c.Added)
+	}
+	return v
+}
+
+// goType is the Go type clickhouse-go takes for a landing column's type.
+func goType(chType string) reflect.Type {
+	t, ok := goTypes[chType]
+	if !ok {
+		panic("schema: no Go type for ClickHouse type " + chType)
+	}
+	return t
+}
+
+var goTypes = map[string]reflect.Type{
+	"UInt8": tUint8, "Int8": tInt8, "UInt16": tUint16, "Int32": tInt32, "Int64": tInt64,
+	"UInt32": tUint32, "UInt64": tUint64, "String": tString, "DateTime": tTime,
+	"Array(String)": tStrings,
+}
+
+// LandingInsert returns the INSERT statement for a landing batch in
+// opts.Database, with the explicit column list, e.g. for conn.PrepareBatch.
 func LandingInsert(opts Options) string {
 	opts = opts.withDefaults()
+	return InsertInto(opts.Database + "." + TableLanding)
+}
+
+// InsertInto returns the INSERT statement for a landing batch into table (a
+// qualified name: landing, or a shard's landing_local), naming every
+// column of LandingColumns in order. The ingester and the tests insert
+// with it.
+func InsertInto(table string) string {
+	return "INSERT INTO " + table + " (" + landingNames + ")"
+}
+
+var landingNames = func() string {
 	names := make([]string, len(LandingColumns))
 	for i, c := range LandingColumns {
 		names[i] = c.Name
 	}
-	return "INSERT INTO " + opts.Database + "." + TableLanding + " (" + strings.Join(names, ", ") + ")"
-}
+	return strings.Join(names, ", ")
+}()
+
+// ErrorsSelect is the column list of errors as ErrorRow holds it, for a
+// SELECT whose rows are scanned into ErrorRow.
+func ErrorsSelect() string { return errorsSelect }
+
+var errorsSelect = strings.Join(names(errorsColumns), ", ")
 
 // codec says which compression suits a column where the server has codecs.
 type codec uint8
@@ -151,56 +146,6 @@ type col struct {
 	typ   string
 	lc    bool
 	codec codec
-}
-
-// errorsColumns are the columns of errors: the normalized record with its
-// Kafka provenance. They come from landing by name.
-var errorsColumns = []col{
-	{"event_id", "String", false, codecText},
-	{"observed_at", "DateTime", false, codecTime},
-	{"observed_at_ms", "UInt64", false, codecTime},
-	{"ingested_at", "DateTime", false, codecTime},
-	{"kafka_topic", "String", true, 0},
-	{"kafka_partition", "Int32", false, 0},
-	{"kafka_offset", "Int64", false, 0},
-	{"source_kind", "String", true, 0},
-	{"source_id", "String", true, 0},
-	{"agent", "String", true, 0},
-	{"endpoint", "String", true, 0},
-	{"caller", "String", true, 0},
-	{"method", "String", true, 0},
-	{"attempt", "UInt16", false, 0},
-	{"http_request_id", "String", false, codecText},
-	{"jsonrpc_id", "String", false, codecText},
-	{"message_id", "String", false, codecText},
-	{"task_id", "String", false, codecText},
-	{"idempotency_key_hash", "UInt64", false, 0},
-	{"protocol", "String", true, 0},
-	{"binding", "String", true, 0},
-	{"envelope", "String", true, 0},
-	{"http_status", "UInt16", false, 0},
-	{"grpc_status", "String", true, 0},
-	{"jsonrpc_code", "Int32", false, 0},
-	{"code", "String", true, 0},
-	{"reason", "String", true, 0},
-	{"domain", "String", true, 0},
-	{"kind", "String", true, 0},
-	{"typed", "UInt8", false, 0},
-	{"retryable", "Int8", false, 0},
-	{"retryable_source", "String", true, 0},
-	{"retry_after_ms", "Int64", false, 0},
-	{"retry_after_source", "String", true, 0},
-	{"limit_name", "String", true, 0},
-	{"scope", "String", true, 0},
-	{"error_id", "String", false, codecText},
-	{"request_id", "String", false, codecText},
-	{"message", "String", false, codecText},
-	{"violation_fields", "Array(String)", false, codecText},
-	{"violation_descriptions", "Array(String)", false, codecText},
-	{"findings", "Array(String)", false, codecText},
-	// Migration 008: the agent's version the event named (source.version
-	// or the errtrail-source-version header), "" when none.
-	{"source_version", "String", true, 0},
 }
 
 var deadLetterColumns = []col{

@@ -7,8 +7,14 @@
 // UnavailableError (retry later) and ConfigError (fix the settings),
 // StoreError.
 //
+// The error row is declared once, in RowColumns (row.go): name, type, the
+// migration that adds it, the table that keeps it, what fills it, its JSON
+// key and the ingester's expression for it. LandingColumns, errors'
+// columns, the migrations' column lists, ErrorRow and the ingester's
+// buffers (go generate) derive from it; docs/schema.md, "Adding a column".
+//
 // The ingester makes one insert per batch into landing (ENGINE = Null), with
-// the columns of LandingColumns in that order (LandingInsert). Materialized
+// the columns of LandingColumns in that order (InsertInto). Materialized
 // views fan each inserted block out to errors, dead_letter, error_lookup,
 // errors_1m_v2, outcomes_1m, callers_1m, findings_1h and ingest_progress
 // (errors_1m, with caller in its key, holds what was stored before

@@ -59,20 +59,22 @@ const groupExampleExpr = "argMaxState(if(error_id != '', error_id, " + eventIDEx
 // twice collapses in errors, a ReplacingMergeTree by the same key).
 func (r *renderer) errorGroups() []string {
 	var out []string
-	sv := errorsColumns[len(errorsV1)]
-	lv := LandingColumns[len(landingV1)]
-	out = append(out, r.addColumn(r.local(TableErrors), r.colDef(sv)))
-	if r.o.Cluster != "" {
-		out = append(out, r.redistribute(TableErrors, errorsColumns, kafkaShard)...)
+	for _, c := range errorsUpTo(8)[len(errorsV1):] { // source_version
+		out = append(out, r.addColumn(r.local(TableErrors), r.colDef(c)))
 	}
 	if r.o.Cluster != "" {
-		out = append(out, r.relanding(colsOf(landingColumns1))...)
+		out = append(out, r.redistribute(TableErrors, errorsUpTo(8), kafkaShard)...)
+	}
+	if r.o.Cluster != "" {
+		out = append(out, r.relanding(colsOf(landingUpTo(8)))...)
 	} else {
-		out = append(out, r.addColumn(r.local(TableLanding), lv.Name+" "+lv.Type))
+		for _, c := range landingUpTo(8)[len(landingV1):] {
+			out = append(out, r.addColumn(r.local(TableLanding), c.Name+" "+c.Type))
+		}
 	}
 	// Order: mv1_errors_v8 sorts where mv1_errors did, before
 	// viewIngestProgress (landingViews).
-	out = append(out, r.view(viewErrorsV8, TableErrors, r.errorsViewQuery(errorsColumns)))
+	out = append(out, r.view(viewErrorsV8, TableErrors, r.errorsViewQuery(errorsUpTo(8))))
 	out = append(out, fmt.Sprintf("DROP TABLE IF EXISTS %s%s", r.q(viewErrors), r.onCluster()))
 	// A Null table keeps the name, as migration 010 does for mv4_errors_1m:
 	// an older errtrail's Migrate (a rolling upgrade) repairs the objects

@@ -3,58 +3,12 @@ package schema
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
-
-// ErrorRow is one row of errors as Lookup returns it.
-type ErrorRow struct {
-	EventID               string    `ch:"event_id"`
-	ObservedAt            time.Time `ch:"observed_at"`
-	ObservedAtMS          uint64    `ch:"observed_at_ms"`
-	IngestedAt            time.Time `ch:"ingested_at"`
-	KafkaTopic            string    `ch:"kafka_topic"`
-	KafkaPartition        int32     `ch:"kafka_partition"`
-	KafkaOffset           int64     `ch:"kafka_offset"`
-	SourceKind            string    `ch:"source_kind"`
-	SourceID              string    `ch:"source_id"`
-	Agent                 string    `ch:"agent"`
-	Endpoint              string    `ch:"endpoint"`
-	Caller                string    `ch:"caller"`
-	Method                string    `ch:"method"`
-	Attempt               uint16    `ch:"attempt"`
-	HTTPRequestID         string    `ch:"http_request_id"`
-	JSONRPCID             string    `ch:"jsonrpc_id"`
-	MessageID             string    `ch:"message_id"`
-	TaskID                string    `ch:"task_id"`
-	IdempotencyKeyHash    uint64    `ch:"idempotency_key_hash"`
-	Protocol              string    `ch:"protocol"`
-	Binding               string    `ch:"binding"`
-	Envelope              string    `ch:"envelope"`
-	HTTPStatus            uint16    `ch:"http_status"`
-	GRPCStatus            string    `ch:"grpc_status"`
-	JSONRPCCode           int32     `ch:"jsonrpc_code"`
-	Code                  string    `ch:"code"`
-	Reason                string    `ch:"reason"`
-	Domain                string    `ch:"domain"`
-	Kind                  string    `ch:"kind"`
-	Typed                 uint8     `ch:"typed"`
-	Retryable             int8      `ch:"retryable"`
-	RetryableSource       string    `ch:"retryable_source"`
-	RetryAfterMS          int64     `ch:"retry_after_ms"`
-	RetryAfterSource      string    `ch:"retry_after_source"`
-	LimitName             string    `ch:"limit_name"`
-	Scope                 string    `ch:"scope"`
-	ErrorID               string    `ch:"error_id"`
-	RequestID             string    `ch:"request_id"`
-	Message               string    `ch:"message"`
-	ViolationFields       []string  `ch:"violation_fields"`
-	ViolationDescriptions []string  `ch:"violation_descriptions"`
-	Findings              []string  `ch:"findings"`
-	SourceVersion         string    `ch:"source_version"` // migration 008
-}
 
 // LookupQuery returns a single query that does what Lookup does, for tools
 // that can run only one statement (the support dashboard). Its three
@@ -87,7 +41,7 @@ func LookupQuery(opts Options) string {
 		"ORDER BY observed_at, agent, event_id, ingested_at DESC\n"+
 		"LIMIT 1 BY agent, observed_at, event_id\n"+
 		LookupQuerySettings,
-		strings.Join(names(errorsColumns), ", "), opts.Database, TableErrors, lookup, lookup, lookup)
+		errorsSelect, opts.Database, TableErrors, lookup, lookup, lookup)
 }
 
 // LookupQuerySettings ends LookupQuery; a caller that adds a clause (a
@@ -170,7 +124,7 @@ func LookupAny(ctx context.Context, conn driver.Conn, opts Options, ids ...strin
 		args = append(args, k.agent, k.at.Unix(), k.eventID)
 	}
 	q := fmt.Sprintf("SELECT %s\nFROM %s.%s\nWHERE %s\nORDER BY observed_at, agent, event_id, ingested_at DESC\nLIMIT 1 BY agent, observed_at, event_id",
-		strings.Join(names(errorsColumns), ", "), opts.Database, TableErrors, strings.Join(cond, " OR "))
+		errorsSelect, opts.Database, TableErrors, strings.Join(cond, " OR "))
 	var out []ErrorRow
 	if err := conn.Select(ctx, &out, q, args...); err != nil {
 		return nil, fmt.Errorf("schema: lookup: %w", err)
@@ -330,6 +284,16 @@ type TraceRow struct {
 	Inferred   []string `ch:"inferred"`
 }
 
+// traceSelect is TraceRow's column list, in its field order.
+var traceSelect = func() string {
+	t := reflect.TypeFor[TraceRow]()
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i] = t.Field(i).Tag.Get("ch")
+	}
+	return strings.Join(names, ", ")
+}()
+
 // Traces returns the error_traces rows of rows, by event_id, read by their
 // full sorting key like LookupAny reads errors. A row stored before
 // migration 009 has none.
@@ -348,9 +312,9 @@ func Traces(ctx context.Context, conn driver.Conn, opts Options, rows []ErrorRow
 		cond = append(cond, "(agent = ? AND observed_at = toDateTime(?) AND event_id = ?)")
 		args = append(args, r.Agent, r.ObservedAt.Unix(), r.EventID)
 	}
-	q := fmt.Sprintf("SELECT event_id, kafka_index, origin, trace_id, span_id, inferred\nFROM %s.%s\nWHERE %s\n"+
+	q := fmt.Sprintf("SELECT %s\nFROM %s.%s\nWHERE %s\n"+
 		"ORDER BY observed_at, agent, event_id, ingested_at DESC\nLIMIT 1 BY agent, observed_at, event_id",
-		opts.Database, TableErrorTraces, strings.Join(cond, " OR "))
+		traceSelect, opts.Database, TableErrorTraces, strings.Join(cond, " OR "))
 	var got []TraceRow
 	if err := conn.Select(ctx, &got, q, args...); err != nil {
 		return nil, fmt.Errorf("schema: traces: %w", err)

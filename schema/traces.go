@@ -17,7 +17,7 @@ var errorTracesColumns = []col{
 }
 
 // traces is migration 009. It adds landing's trace and origin columns
-// (landingColumns9) and stores them in a table of their own, error_traces,
+// (RowColumns with Added 9) and stores them in a table of their own, error_traces,
 // instead of adding them to errors: errors is filled by mv1_errors, whose
 // column list 18.16 cannot change in place (no ALTER ... MODIFY QUERY), and
 // dropping and re-creating that view would lose the blocks inserted in
@@ -33,9 +33,9 @@ var errorTracesColumns = []col{
 func (r *renderer) traces() []string {
 	var out []string
 	if r.o.Cluster != "" {
-		out = append(out, r.relanding(colsOf(LandingColumns))...)
+		out = append(out, r.relanding(colsOf(landingUpTo(9)))...)
 	} else {
-		for _, c := range landingColumns9 {
+		for _, c := range landingUpTo(9)[len(landingUpTo(8)):] {
 			out = append(out, r.addColumn(r.local(TableLanding), c.Name+" "+c.Type))
 		}
 	}

@@ -202,6 +202,8 @@ func newChGo(ctx context.Context, addr, table string, direct bool) (*chgoInserte
 			d = new(proto.ColInt32)
 		case "Int64":
 			d = new(proto.ColInt64)
+		case "UInt32":
+			d = new(proto.ColUInt32)
 		case "UInt64":
 			d = new(proto.ColUInt64)
 		case "String":
@@ -235,6 +237,8 @@ func (i *chgoInserter) fill(c *batchRows) error {
 			*d = append((*d)[:0], v.([]int32)...)
 		case *proto.ColInt64:
 			*d = append((*d)[:0], v.([]int64)...)
+		case *proto.ColUInt32:
+			*d = append((*d)[:0], v.([]uint32)...)
 		case *proto.ColUInt64:
 			*d = append((*d)[:0], v.([]uint64)...)
 		case *proto.ColStr:
@@ -277,21 +281,33 @@ func chVerify(ctx context.Context, addr, db string) (string, error) {
 		return "", err
 	}
 	defer conn.Close()
-	// Every one of the 46 columns enters the digest.
-	var n, off, obs, msg, arr, id, raw, st, more, nums uint64
-	err = conn.QueryRow(ctx, `SELECT count(), toUInt64(sum(kafka_offset)), toUInt64(sum(toUInt32(observed_at))),
-		sum(cityHash64(message)), sum(cityHash64(arrayStringConcat(findings, ','), arrayStringConcat(violation_fields, ','), arrayStringConcat(violation_descriptions, ','))),
-		sum(cityHash64(event_id, agent, caller, code, reason, kind)), sum(cityHash64(raw, dl_error, dl_reason)),
-		toUInt64(sum(http_status + retryable + attempt + typed + dead)),
-		sum(cityHash64(source_kind, source_id, endpoint, method, http_request_id, jsonrpc_id, message_id, task_id, protocol, binding,
-			envelope, grpc_status, domain, retryable_source, retry_after_source, limit_name, scope, error_id, request_id, kafka_topic)),
-		sum(cityHash64(idempotency_key_hash, jsonrpc_code, retry_after_ms, observed_at_ms, toUInt32(ingested_at), kafka_partition))
-		FROM `+db+`.landing_mt`).Scan(&n, &off, &obs, &msg, &arr, &id, &raw, &st, &more, &nums)
-	if err != nil {
+	// Every landing column enters the digest, each as its own sum of
+	// hashes, so a difference names its column.
+	sel := []string{"count()"}
+	for _, c := range schema.LandingColumns {
+		e := c.Name
+		switch c.Type {
+		case "Array(String)":
+			e = "arrayStringConcat(" + e + ", ',')"
+		case "DateTime":
+			e = "toUInt32(" + e + ")"
+		}
+		sel = append(sel, "sum(cityHash64("+e+"))")
+	}
+	sums := make([]uint64, len(sel))
+	dst := make([]any, len(sel))
+	for k := range sums {
+		dst[k] = &sums[k]
+	}
+	if err := conn.QueryRow(ctx, "SELECT "+strings.Join(sel, ", ")+" FROM "+db+".landing_mt").Scan(dst...); err != nil {
 		return "", err
+	}
+	digest := fmt.Sprintf("rows=%d", sums[0])
+	for k, c := range schema.LandingColumns {
+		digest += fmt.Sprintf(" %s=%x", c.Name, sums[k+1])
 	}
 	if err := conn.Exec(ctx, "TRUNCATE TABLE "+db+".landing_mt"); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("rows=%d offsets=%d observed=%d msg=%x arrays=%x ids=%x dl=%x small=%d strings=%x numbers=%x", n, off, obs, msg, arr, id, raw, st, more, nums), nil
+	return digest, nil
 }

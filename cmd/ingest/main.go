@@ -89,12 +89,7 @@ func runIngest(ctx context.Context, args []string, stderr io.Writer) int {
 	log.Info("errtrail ingest starting", "brokers", *o.brokers, "topic", *o.topic, "otlp_topics", *o.otlpTopics, "group", *o.group,
 		"clickhouse", *o.chAddr, "database", *o.chDB, "user", *o.chUser)
 
-	// 1. The pipeline's columns are the schema's.
-	if !checkColumns(log) {
-		return 1
-	}
-
-	// 2. ClickHouse: connect and migrate (waits while the server is down).
+	// 1. ClickHouse: connect and migrate (waits while the server is down).
 	done := phase(log, "connecting to ClickHouse and migrating")
 	conn, ok := openClickHouse(ctx, o, log)
 	if !ok {
@@ -117,7 +112,7 @@ func runIngest(ctx context.Context, args []string, stderr io.Writer) int {
 		shards = sh
 	}
 
-	// 3. Metrics and the HTTP server; /readyz says "starting" until step 5.
+	// 2. Metrics and the HTTP server; /readyz says "starting" until step 4.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := ingest.NewMetrics(reg)
@@ -129,7 +124,7 @@ func runIngest(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	done()
 
-	// 4. Kafka consumer group.
+	// 3. Kafka consumer group.
 	done = phase(log, "joining consumer group")
 	reader, ok := joinGroup(o, topics, log)
 	if !ok {
@@ -137,7 +132,7 @@ func runIngest(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	done()
 
-	// 5. Run until a signal.
+	// 4. Run until a signal.
 	pipe, err := ingest.New(pipelineConfig(o, topics, otlpFormats, key, server, shards, metrics, log), reader, conn)
 	if err != nil {
 		log.Error("ingest", "err", err)
@@ -148,7 +143,7 @@ func runIngest(ctx context.Context, args []string, stderr io.Writer) int {
 	runErr := pipe.Run(ctx)
 	log.Info("pipeline stopped", "err", runErr)
 
-	// 6. Stop in reverse order, each step bounded.
+	// 5. Stop in reverse order, each step bounded.
 	done = phase(log, "closing Kafka reader")
 	closeReader(reader, log)
 	done()

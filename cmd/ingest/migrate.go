@@ -57,20 +57,6 @@ func printDDL(ctx context.Context, conn driver.Conn, sopt schema.Options, stdout
 	return 0
 }
 
-// checkColumns holds the pipeline's insert to the landing table that the
-// schema package creates; a mismatch is logged, and the caller exits 1.
-func checkColumns(log *slog.Logger) bool {
-	names := make([]string, len(schema.LandingColumns))
-	for i, c := range schema.LandingColumns {
-		names[i] = c.Name
-	}
-	if err := ingest.CheckColumns(names); err != nil {
-		log.Error("landing columns do not match the schema", "err", err)
-		return false
-	}
-	return true
-}
-
 // migrateUntilReady applies the migrations for run, retrying with backoff
 // while the server is down or failing transiently. It gives up (logged, and
 // the caller exits 1) on a permanent error, after a thousand attempts, or
