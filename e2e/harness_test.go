@@ -658,36 +658,8 @@ func portFree(addr string) bool {
 	return true
 }
 
-// handedOut are the addresses freeAddr gave, in this process: the kernel
-// can give a port it just gave (and that was closed again) to the next
-// bind, so two tests running at once were handed one port for two ingests
-// before either had bound it.
-var handedOut struct {
-	sync.Mutex
-	addrs map[string]bool
-}
-
-// freeAddr returns a loopback address no server listens on and that no
-// other test of this process was given.
-func freeAddr(t testing.TB) string {
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	if handedOut.addrs == nil {
-		handedOut.addrs = map[string]bool{}
-	}
-	for {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		if !handedOut.addrs[addr] {
-			handedOut.addrs[addr] = true
-			return addr
-		}
-	}
-}
+// freeAddr is testenv.FreeAddr.
+func freeAddr(t testing.TB) string { return testenv.FreeAddr(t) }
 
 // renameAgents gives every agent of sc the name rename(old) and updates the
 // callers, bursts and faults that refer to it, so several scenarios can run
@@ -786,34 +758,4 @@ func (m *monitor) firingEpisodes(labels map[string]string) [][2]time.Time {
 		on = firing
 	}
 	return out
-}
-
-// TestUnitFreeAddrNeverRepeats: freeAddr never gives one address twice in
-// a process, although the kernel does (242 repeats in 2,000 binds of port
-// 0 here), even to tests that ask at once.
-func TestUnitFreeAddrNeverRepeats(t *testing.T) {
-	const n = 1000
-	got := make(chan string, n)
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range n / 4 {
-				got <- freeAddr(t)
-			}
-		}()
-	}
-	wg.Wait()
-	close(got)
-	seen := map[string]bool{}
-	for a := range got {
-		if seen[a] {
-			t.Fatalf("freeAddr gave %s twice", a)
-		}
-		seen[a] = true
-	}
-	if len(seen) != n {
-		t.Fatalf("%d addresses; want %d", len(seen), n)
-	}
 }

@@ -10,7 +10,6 @@ package ingest_test
 import (
 	"bufio"
 	"context"
-	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -367,12 +366,7 @@ func TestFaultSIGKILL(t *testing.T) {
 // /metrics.
 func (s *stack) startBinary(t *testing.T, bin, name string) (*exec.Cmd, string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0") // a free port for its HTTP server
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testenv.FreeAddr(t) // a free port for its HTTP server
 	cmd := exec.Command(bin, "run",
 		"--kafka.brokers", strings.Join(s.brokers, ","), "--kafka.topic", s.topic, "--kafka.group", s.group,
 		"--clickhouse.addr", s.chAddr, "--clickhouse.database", s.sopt.Database,

@@ -14,7 +14,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -137,15 +136,7 @@ func metric(page, series string) float64 {
 	return -1
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+func freeAddr(t *testing.T) string { return testenv.FreeAddr(t) }
 
 func TestAlerterUsers18(t *testing.T) {
 	own := testenv.Own(t, "clickhouse")

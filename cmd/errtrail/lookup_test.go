@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"html"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/errtrail/errtrail/internal/stackload"
+	"github.com/errtrail/errtrail/internal/testenv"
 	"github.com/errtrail/errtrail/lookup"
 	"github.com/errtrail/errtrail/report"
 )
@@ -173,12 +173,7 @@ func TestReportCommand(t *testing.T) {
 // from the real stack, and stops cleanly.
 func TestServe(t *testing.T) {
 	f := load(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testenv.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	var errb syncBuf
@@ -190,6 +185,7 @@ func TestServe(t *testing.T) {
 	get := func(path string) (int, string, string) {
 		t.Helper()
 		var resp *http.Response
+		var err error
 		for i := 0; ; i++ {
 			resp, err = http.Get(base + path)
 			if err == nil || i > 50 {

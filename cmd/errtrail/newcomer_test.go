@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"github.com/errtrail/errtrail/emit"
 	"github.com/errtrail/errtrail/emit/kafkapub"
 	"github.com/errtrail/errtrail/internal/stackload"
+	"github.com/errtrail/errtrail/internal/testenv"
 	"github.com/errtrail/errtrail/lookup"
 )
 
@@ -239,12 +239,7 @@ func TestNewcomerPath(t *testing.T) {
 // and returns its base URL; it stops when the test ends.
 func serveFor(t *testing.T, addr, db string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	listen := ln.Addr().String()
-	ln.Close()
+	listen := testenv.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	var errb syncBuf

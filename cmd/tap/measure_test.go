@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/errtrail/errtrail/internal/testenv"
 )
 
 // TestMeasureTapOverhead is a measurement, not a test: it runs only with
@@ -149,14 +151,7 @@ func startTapProcess(t *testing.T, upstream string, brokers []string, topic stri
 	}
 }
 
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
+func freeAddr(t *testing.T) string { return testenv.FreeAddr(t) }
 
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {

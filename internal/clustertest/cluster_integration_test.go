@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -67,12 +66,7 @@ type member struct {
 // db, consuming topic in group; extra flags follow.
 func startIngest(t *testing.T, node string, cl testenv.ClickHouseCluster, db, topic, group string, extra ...string) *member {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics := l.Addr().String()
-	l.Close()
+	metrics := testenv.FreeAddr(t)
 	args := append([]string{"run", "--kafka.brokers", testenv.Kafka(t), "--kafka.topic", topic, "--kafka.group", group,
 		"--clickhouse.addr", node, "--clickhouse.database", db, "--clickhouse.cluster", cl.Name,
 		"--http.listen-address", metrics, "--batch.wait", "200ms", "--insert.backoff-max", "1s",

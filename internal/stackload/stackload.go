@@ -12,7 +12,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"strings"
 	"testing"
@@ -87,16 +86,11 @@ func Open(t testing.TB, addr string) driver.Conn {
 	return conn
 }
 
-// ClosedPort is a loopback address nothing listens on.
+// ClosedPort is a loopback address nothing listens on (testenv.FreeAddr:
+// never one another test of this process was given).
 func ClosedPort(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
+	return testenv.FreeAddr(t)
 }
 
 // Logger writes warnings and errors to the test log (with -v; else nowhere).
