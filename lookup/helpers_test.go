@@ -41,10 +41,22 @@ func openDB(tb testing.TB) (driver.Conn, schema.Options) {
 	}
 	opts := schema.Options{Database: fmt.Sprintf("errtrail_lookup_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e6, dbSeq.Add(1))}
 	tb.Cleanup(func() {
-		if err := conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+opts.Database); err != nil {
+		defer conn.Close()
+		// A story whose verdicts ran past their budget leaves its query to
+		// the server until it sees the cancel; 18.16's DROP waits for every
+		// query of the table: minutes on a loaded machine (a 60 s read
+		// timeout failed it while two suites ran). The drop gets a
+		// connection of its own without that bound.
+		dropConn, err := clickhouse.Open(&clickhouse.Options{Addr: strings.Split(addr, ","), DialTimeout: 5 * time.Second,
+			ReadTimeout: 10 * time.Minute})
+		if err != nil {
+			tb.Errorf("drop %s: %v", opts.Database, err)
+			return
+		}
+		defer dropConn.Close()
+		if err := dropConn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+opts.Database); err != nil {
 			tb.Errorf("drop %s: %v", opts.Database, err)
 		}
-		conn.Close()
 	})
 	if _, err := schema.Migrate(context.Background(), conn, opts); err != nil {
 		tb.Fatal(err)
