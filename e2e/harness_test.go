@@ -66,9 +66,9 @@ func newRigOn(t *testing.T, alerters int, own *testenv.OwnStack) *rig {
 	r.brokers = strings.Split(own.Kafka(t), ",")
 	r.chAddr = strings.Split(own.ClickHouse(t), ",")[0]
 	for i := 0; i < alerters; i++ {
-		r.alerterAddrs = append(r.alerterAddrs, freeAddr(t))
+		r.alerterAddrs = append(r.alerterAddrs, testenv.FreeAddr(t))
 	}
-	r.ingestAddr = freeAddr(t)
+	r.ingestAddr = testenv.FreeAddr(t)
 
 	r.id = fmt.Sprintf("%06x", rand.Uint32()&0xffffff)
 	r.topic = "errtrail.e2e." + r.id
@@ -657,9 +657,6 @@ func portFree(addr string) bool {
 	ln.Close()
 	return true
 }
-
-// freeAddr is testenv.FreeAddr.
-func freeAddr(t testing.TB) string { return testenv.FreeAddr(t) }
 
 // renameAgents gives every agent of sc the name rename(old) and updates the
 // callers, bursts and faults that refer to it, so several scenarios can run

@@ -54,7 +54,7 @@ func startPromStack(t *testing.T, rigs ...*rig) *promStack {
 	amBin := needBinary(t, "prometheus-alertmanager")
 	root := testenv.ModuleRoot(t)
 	dir := t.TempDir()
-	ps := &promStack{prom: freeAddr(t), am: freeAddr(t), hook: newWebhook(t)}
+	ps := &promStack{prom: testenv.FreeAddr(t), am: testenv.FreeAddr(t), hook: newWebhook(t)}
 
 	// Alertmanager: errtrail's routes and inhibitions, with every receiver
 	// delivering to the webhook (resolved notifications included).

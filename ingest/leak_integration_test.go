@@ -134,7 +134,7 @@ func TestPlantedSecretsNeverStored(t *testing.T) {
 	} else {
 		t.Errorf("cmd/ingest has no --redact.key-file flag (issue 11); running with ERRTRAIL_REDACT_KEY_FILE only")
 	}
-	addr := freeAddr(t)
+	addr := testenv.FreeAddr(t)
 	args = append(args, "--http.listen-address", addr)
 
 	// 4. Produce, run, wait until every message is accounted for.
@@ -408,9 +408,6 @@ func countClass(doc leakDoc, class string) int {
 	}
 	return n
 }
-
-// freeAddr returns a 127.0.0.1 address with a port free a moment ago.
-func freeAddr(t *testing.T) string { return testenv.FreeAddr(t) }
 
 func scrape(t *testing.T, u string) string {
 	t.Helper()

@@ -88,7 +88,7 @@ func openAs(t *testing.T, addr, user string) driver.Conn {
 // metrics page and the log.
 func alerterRun(t *testing.T, addr, user string, incidents bool) (metrics, log string) {
 	t.Helper()
-	listen := freeAddr(t)
+	listen := testenv.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := &syncBuf{}
 	done := make(chan int, 1)
@@ -135,8 +135,6 @@ func metric(page, series string) float64 {
 	}
 	return -1
 }
-
-func freeAddr(t *testing.T) string { return testenv.FreeAddr(t) }
 
 func TestAlerterUsers18(t *testing.T) {
 	own := testenv.Own(t, "clickhouse")

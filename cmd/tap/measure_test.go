@@ -118,7 +118,7 @@ func startTapProcess(t *testing.T, upstream string, brokers []string, topic stri
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	proxy, admin = freeAddr(t), freeAddr(t)
+	proxy, admin = testenv.FreeAddr(t), testenv.FreeAddr(t)
 	cmd := exec.Command(bin, "--upstream", upstream, "--http.listen-address", proxy, "--metrics.listen-address", admin,
 		"--kafka.brokers", strings.Join(brokers, ","), "--kafka.topic", topic, "--agent", "measure-agent", "--log.level", "error")
 	cmd.Stderr = os.Stderr
@@ -150,8 +150,6 @@ func startTapProcess(t *testing.T, upstream string, brokers []string, topic stri
 		return time.Duration(ut+st) * time.Second / 100
 	}
 }
-
-func freeAddr(t *testing.T) string { return testenv.FreeAddr(t) }
 
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {

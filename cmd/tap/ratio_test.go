@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/errtrail/errtrail/internal/testenv"
 )
 
 // roleEnv makes the test binary, started again by TestMeasureTapRatio, run
@@ -119,7 +121,7 @@ func TestMeasureTapRatio(t *testing.T) {
 		p99        []time.Duration
 	}
 	start := func(role string) *proc {
-		addr, admin := freeAddr(t), freeAddr(t)
+		addr, admin := testenv.FreeAddr(t), testenv.FreeAddr(t)
 		cmd := exec.Command(os.Args[0], "--upstream", upstream, "--http.listen-address", addr, "--metrics.listen-address", admin,
 			"--kafka.brokers", brokers, "--kafka.topic", "errtrail.tap-ratio", "--agent", "measure-agent", "--log.level", "error")
 		cmd.Env = append(os.Environ(), roleEnv+"="+role)
