@@ -59,7 +59,7 @@ func (f *Finder) contextOf(ctx context.Context, r *Row, began time.Time) (Contex
 		err error
 	}
 	verdicts := make(chan verdictsDone, 1)
-	vctx, cancel := context.WithCancel(ctx)
+	vctx, cancel := f.verdictContext(ctx, began)
 	defer cancel()
 	go func() {
 		var v verdictsDone
@@ -140,6 +140,24 @@ func (f *Finder) contextOf(ctx context.Context, r *Row, began time.Time) (Contex
 		c.VerdictError = fmt.Sprintf("the verdicts were not computed in time (budget %v); ask again", f.VerdictBudget)
 	}
 	return c, err
+}
+
+// verdictGrace is how long past Finder.VerdictBudget the verdicts' queries
+// may still run: the story stops waiting at the budget and cancels them,
+// and the deadline a little later ends them on the server too.
+const verdictGrace = time.Second
+
+// verdictContext is the context of the verdicts' queries. With a
+// VerdictBudget it has a deadline verdictGrace past the budget, counted from
+// began: clickhouse-go sends a deadline as the query's max_execution_time,
+// so a recompute the story gave up on stops on the server as well (a
+// cancelled query goes on running there, seen on 18.16). Without a budget
+// the caller's context bounds them, as it bounds the story.
+func (f *Finder) verdictContext(ctx context.Context, began time.Time) (context.Context, context.CancelFunc) {
+	if f.VerdictBudget > 0 {
+		return context.WithDeadline(ctx, began.Add(f.VerdictBudget+verdictGrace))
+	}
+	return context.WithCancel(ctx)
 }
 
 // KindOther is the key of Minute.ByKind that counts every kind but quota

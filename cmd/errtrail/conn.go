@@ -60,7 +60,7 @@ func newCommon(name string, stderr io.Writer) *common {
 		timeout: fs.Duration("query.timeout", 10*time.Second, "deadline of one answer's queries"),
 		log:     cmdkit.AddLog(f, ""),
 		storms:  fs.Bool("context.retry-storms", false, "add the alerter's retry-storm verdict to a story's context (one more read of the hour's retries; the attempts show the request's own retries either way)"),
-		budget:  fs.Duration("context.verdict-budget", 0, "answer a story without the verdicts when they take longer than this (0: wait for them, up to the query timeout)"),
+		budget:  fs.Duration("context.verdict-budget", 0, "answer a story without the verdicts when they take longer than this; their queries end on the server a second later (0: wait for them, up to the query timeout)"),
 	}
 }
 
