@@ -54,6 +54,20 @@ func (e *ChecksumError) Error() string {
 // Every statement is idempotent, so running Migrate again, concurrently from
 // two processes, or after a failure half way is safe.
 func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error) {
+	return Migrator{}.Migrate(ctx, conn, opts)
+}
+
+// Migrator is Migrate with a way to reach every shard of a cluster.
+type Migrator struct {
+	// Dial, when set, lets Migrate run an ALTER … ON CLUSTER of a
+	// Replicated table on one replica of each shard itself on servers
+	// before 20.1, whose distributed DDL worker can stop on it (alter.go).
+	// Without it, or on a later server, such an ALTER runs ON CLUSTER.
+	Dial DialShard
+}
+
+// Migrate is the package's Migrate, with mg.Dial.
+func (mg Migrator) Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error) {
 	if err := opts.Validate(); err != nil {
 		return Result{}, err
 	}
@@ -63,6 +77,7 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 		return Result{}, err
 	}
 	res := Result{Server: v}
+	run := statements{conn: conn, opts: opts, server: v, dial: mg.Dial}
 	migs := Render(v, opts)
 	// The bootstrap (CREATE ... IF NOT EXISTS of the database and
 	// schema_migrations) runs only where schema_migrations cannot be read
@@ -116,7 +131,7 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 					sts = liveOf(migs, i, migs[i].Repair)
 				}
 				for i, st := range sts {
-					if err := execStatement(ctx, conn, st); err != nil {
+					if err := run.exec(ctx, st); err != nil {
 						return res, fmt.Errorf("schema: migration %03d (%s), re-creating %v, statement %d: %w\n%s",
 							m.Version, m.Name, missing, i+1, err, st)
 					}
@@ -126,7 +141,7 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 			continue
 		}
 		for i, st := range m.Statements {
-			if err := execStatement(ctx, conn, st); err != nil {
+			if err := run.exec(ctx, st); err != nil {
 				return res, fmt.Errorf("schema: migration %03d (%s), statement %d: %w\n%s", m.Version, m.Name, i+1, err, st)
 			}
 		}
@@ -161,7 +176,7 @@ func Migrate(ctx context.Context, conn driver.Conn, opts Options) (Result, error
 				// in the same migration (a Distributed table re-created, a
 				// Null table keeping a dropped view's name).
 				if g != nil || isAddColumn(st) || isNullPlaceholder(st) || c != nil && dropped[c[2]] {
-					if err := execStatement(ctx, conn, st); err != nil {
+					if err := run.exec(ctx, st); err != nil {
 						return res, fmt.Errorf("schema: migration %03d (%s), after a repair: %w\n%s", m.Version, m.Name, err, st)
 					}
 				}

@@ -96,7 +96,7 @@ func runIngest(ctx context.Context, args []string, stderr io.Writer) int {
 		return 1
 	}
 	defer conn.Close()
-	server, ok := migrateUntilReady(ctx, conn, o.schemaOptions(), log)
+	server, ok := migrateUntilReady(ctx, conn, migrator(o), o.schemaOptions(), log)
 	if !ok {
 		return 1
 	}

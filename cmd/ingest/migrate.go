@@ -31,7 +31,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if *o.print {
 		return printDDL(ctx, conn, o.schemaOptions(), stdout, log)
 	}
-	res, err := schema.Migrate(ctx, conn, o.schemaOptions())
+	res, err := migrator(o).Migrate(ctx, conn, o.schemaOptions())
 	if err != nil {
 		log.Error("migrate", "err", err)
 		return 1
@@ -57,14 +57,24 @@ func printDDL(ctx context.Context, conn driver.Conn, sopt schema.Options, stdout
 	return 0
 }
 
+// migrator is schema's Migrator with a way to reach each shard of
+// --clickhouse.cluster, with the main connection's options: on servers
+// before 20.1 it runs an ALTER of a replicated table on one replica of each
+// shard instead of ON CLUSTER (schema/alter.go).
+func migrator(o *options) schema.Migrator {
+	return schema.Migrator{Dial: func(ctx context.Context, replicas []string) (driver.Conn, error) {
+		return connectClickHouseTo(ctx, o, replicas)
+	}}
+}
+
 // migrateUntilReady applies the migrations for run, retrying with backoff
 // while the server is down or failing transiently. It gives up (logged, and
 // the caller exits 1) on a permanent error, after a thousand attempts, or
 // when ctx ends.
-func migrateUntilReady(ctx context.Context, conn driver.Conn, sopt schema.Options, log *slog.Logger) (schema.ServerVersion, bool) {
+func migrateUntilReady(ctx context.Context, conn driver.Conn, mg schema.Migrator, sopt schema.Options, log *slog.Logger) (schema.ServerVersion, bool) {
 	bo := ingest.Backoff{Max: 10 * time.Second}
 	for attempt := 0; ; attempt++ {
-		res, err := schema.Migrate(ctx, conn, sopt)
+		res, err := mg.Migrate(ctx, conn, sopt)
 		if err == nil {
 			return res.Server, true
 		}
