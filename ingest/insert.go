@@ -211,8 +211,16 @@ func (w *writer) insertTo(hard, stop context.Context, conn driver.Conn, sql stri
 	if stop != hard {
 		defer context.AfterFunc(stop, cancel)()
 	}
-	if settings != nil {
-		ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings(settings)))
+	qid := insertQueryID()
+	ctx = clickhouse.Context(ctx, clickhouse.WithQueryID(qid), clickhouse.WithSettings(clickhouse.Settings(settings)))
+	if stop != hard {
+		// An attempt its generation's end cancelled waits until the server
+		// is done with it (settle.go).
+		defer func() {
+			if stop.Err() != nil {
+				w.awaitServerEnd(hard, conn, qid)
+			}
+		}()
 	}
 	bt, err := conn.PrepareBatch(ctx, sql)
 	if err != nil {
