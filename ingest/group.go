@@ -550,9 +550,15 @@ func (g *Group) drain(ge *generation) {
 	ge.abandoned = true
 	ge.cancel()
 	for ge.attempts > 0 {
+		// A cancelled attempt returns once the server is done with its
+		// insert (settle.go); the member keeps heartbeating meanwhile.
 		progress := ge.progress
 		g.mu.Unlock()
-		<-progress
+		select {
+		case <-progress:
+		case <-beat.C:
+			g.evicted(ge)
+		}
 		g.mu.Lock()
 	}
 	g.mu.Unlock()

@@ -27,15 +27,21 @@ func insertQueryID() string {
 	return "errtrail-insert-" + hex.EncodeToString(b[:])
 }
 
-// settlePoll is how often awaitServerEnd asks the server.
-const settlePoll = 50 * time.Millisecond
+// settlePoll is how often awaitServerEnd asks the server; settleMax bounds
+// the wait: the drain abandons a generation at two thirds of the rebalance
+// timeout, and a member that has not rejoined by its end is dropped from
+// the group (a block normally settles well within a second).
+const (
+	settlePoll = 50 * time.Millisecond
+	settleMax  = 8 * time.Second
+)
 
 // awaitServerEnd returns once the server conn reaches no longer runs the
-// query qid (system.processes), or after InsertTimeout, or when hard ends;
-// the last two are logged, since the next owner may then count a block
-// twice in the rollups.
+// query qid (system.processes), or after settleMax (InsertTimeout if less),
+// or when hard ends; the last two are logged, since the next owner may then
+// count a block twice in the rollups.
 func (w *writer) awaitServerEnd(hard context.Context, conn driver.Conn, qid string) {
-	ctx, cancel := context.WithTimeout(hard, w.cfg.InsertTimeout)
+	ctx, cancel := context.WithTimeout(hard, min(w.cfg.InsertTimeout, settleMax))
 	defer cancel()
 	for {
 		var n uint64
