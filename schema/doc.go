@@ -28,7 +28,9 @@
 // server has them (FeaturesOf), with the same column names and query-visible
 // types everywhere. Options.Cluster renders ON CLUSTER DDL with Replicated*
 // engines and Distributed tables. Migrate applies what is missing and records
-// each migration with a checksum in schema_migrations.
+// each migration with a checksum in schema_migrations; Migrator.Dial lets it
+// run an ALTER of a replicated table shard by shard on servers before 20.1,
+// whose distributed DDL worker can stop on it (alter.go).
 //
 // Caveats: errors, dead_letter and error_lookup are ReplacingMergeTree, so a
 // query that must count each event once uses FINAL, LIMIT 1 BY or uniqExact
