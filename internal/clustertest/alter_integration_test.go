@@ -33,7 +33,7 @@ func TestClusterAlterWithoutDistributedDDL(t *testing.T) {
 			}
 			for _, node := range cl.Nodes {
 				waitCount(t, stackload.Open(t, node), "SELECT count() FROM system.columns WHERE database = '"+db+
-					"' AND table = 'errors_local' AND name = 'source_version'", 1, time.Minute)
+					"' AND table = 'errors_local' AND name = 'source_version'", 1, 5*time.Minute) // a hang guard: 18.16 applies it at once
 			}
 
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
