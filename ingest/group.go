@@ -120,6 +120,7 @@ type Group struct {
 	reported uint64        // ErrRevoked returned so far
 	epochs   uint64        // generations started so far
 	closed   bool
+	onEnd    func() // called as a generation ends by a rebalance (not by Close); set by the pipeline
 
 	joined atomic.Bool // a generation has started: the member is in the group
 }
@@ -202,6 +203,17 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 	g.wg.Add(1)
 	go func() { defer g.wg.Done(); g.run() }()
 	return g, nil
+}
+
+// onGenerationEnd makes f run each time a generation ends while the member
+// stays in the group: a rebalance takes its partitions back. It runs as the
+// drain begins, so a member counts the rebalance even when it leaves before
+// its next generation delivers a message. The pipeline counts rebalances
+// with it.
+func (g *Group) onGenerationEnd(f func()) {
+	g.mu.Lock()
+	g.onEnd = f
+	g.mu.Unlock()
 }
 
 // Joined reports whether the member has been in the group: a first
@@ -508,7 +520,14 @@ func (g *Group) drain(ge *generation) {
 	g.mu.Lock()
 	ge.ended = true
 	g.signal()
+	onEnd := g.onEnd
+	if g.closed {
+		onEnd = nil // the member leaves: no rebalance it saw
+	}
 	g.mu.Unlock()
+	if onEnd != nil {
+		onEnd()
+	}
 
 	start := time.Now()
 	deadline := time.NewTimer(g.cfg.DrainTimeout)

@@ -220,6 +220,9 @@ func New(cfg Config, r Consumer, conn driver.Conn) (*Pipeline, error) {
 		flight = newInflight()
 		p.lag = newLagMonitor(client, rc.Config().GroupID, cfg.Topics, cfg.LagInterval, p.m, p.warn, flight)
 	}
+	if g, ok := r.(interface{ onGenerationEnd(func()) }); ok {
+		g.onGenerationEnd(p.m.Rebalances.Inc) // a Group: counted as each generation ends
+	}
 	p.fetch = newFetcher(cfg, r, p.warn)
 	p.dec = newDecoder(cfg, r, conn, flight, p.warn)
 	p.wr = newWriter(cfg, r, conn, p.lag, p.warn)

@@ -47,9 +47,10 @@ func (d *decoder) filterReplays(hard context.Context, b *batch) error {
 	// queued vouches for nothing any more: a dropped batch must leave
 	// neither its offsets as a floor nor its event ids in the dedup window,
 	// or its messages, delivered again, would be skipped. ClickHouse's
-	// progress alone decides.
+	// progress alone decides. (The Group counted the rebalance as its
+	// generation ended: a member may leave before a batch of the next
+	// epoch reaches this point.)
 	if b.epoch != d.epoch {
-		d.m.Rebalances.Add(float64(b.epoch - d.epoch))
 		d.epoch = b.epoch
 		for k := range d.parts {
 			d.parts[k] = &partState{last: -2, floor: -1, own: -1}
