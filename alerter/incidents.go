@@ -22,6 +22,15 @@ var IncidentHold = map[incidents.Kind]time.Duration{
 	incidents.Undecided:       time.Minute,
 }
 
+// IncidentKeep is how long an open episode whose verdict no longer holds
+// stays open: the keep_firing_for of its alert in alerts/verdicts.yml
+// (TestUnitIncidentHoldMatchesAlerts), so that a verdict that clears for a
+// moment and comes back is one episode, as it is one page. A kind without
+// one ends at the first evaluation that does not find it.
+var IncidentKeep = map[incidents.Kind]time.Duration{
+	incidents.Overload: 30 * time.Second,
+}
+
 // IncidentGap is how long an open episode may go unwritten and still be
 // continued: the 3 h for which the alerts hold a verdict while no alerter
 // can see (alerts/verdicts.yml, last_over_time(...[3h])).
@@ -104,14 +113,16 @@ func observe(cfg *Config, v *Verdicts) map[incidents.Key]observation {
 // at now observed, the open episodes stored (by key, the earliest start when
 // a race left two), the episodes this recorder continues (mine) and the
 // verdicts not yet held long enough (pending, the first evaluation that
-// found each), it returns the rows to write and updates mine and pending.
+// found each), with hold and keep by kind (IncidentHold, IncidentKeep), it returns the rows to write and updates mine and pending.
 //
 //   - A verdict that holds continues its stored open episode (an alerter
 //     restarted mid-episode, or another alerter's), else the one this
 //     recorder continues (reopened if another alerter closed it while this
 //     one still found the verdict), else it opens one once it has held for
 //     hold[kind], dated from its first evaluation.
-//   - A stored open episode whose verdict does not hold ends at now.
+//   - A stored open episode whose verdict does not hold ends at now, once
+//     it has not held for keep[kind] (IncidentKeep: its alert keeps firing
+//     that long); found again before that, it goes on.
 //   - This recorder's own memory of an episode counts only across
 //     consecutive evaluations (at most `continuity` apart): after a gap in
 //     its own view (an outage, a restart), only the stored open episodes
@@ -121,7 +132,7 @@ func observe(cfg *Config, v *Verdicts) map[incidents.Key]observation {
 //     or blind longer than the alerts hold a verdict) ends at its last
 //     evaluation: what came after is unknown, and a verdict found now opens
 //     a new episode.
-func episodeStep(now time.Time, continuity time.Duration, writer string, hold map[incidents.Kind]time.Duration,
+func episodeStep(now time.Time, continuity time.Duration, writer string, hold, keep map[incidents.Kind]time.Duration,
 	obs map[incidents.Key]observation, stored map[incidents.Key]incidents.Incident,
 	mine map[incidents.Key]incidents.Incident, pending map[incidents.Key]time.Time) []incidents.Incident {
 	now = now.UTC().Truncate(time.Second)
@@ -183,7 +194,7 @@ func episodeStep(now time.Time, continuity time.Duration, writer string, hold ma
 		}
 	}
 	for k, cur := range stored {
-		if _, ok := obs[k]; ok || !cur.Open() {
+		if _, ok := obs[k]; ok || !cur.Open() || now.Sub(cur.LastSeen) < keep[k.Kind] {
 			continue
 		}
 		cur.End, cur.Writer, cur.Version = now, writer, version

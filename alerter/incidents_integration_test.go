@@ -85,6 +85,7 @@ func (e *evaluator) at(t *testing.T, now time.Time) *alerter.Verdicts {
 type alertRun struct {
 	key                    incidents.Key
 	first, fired, resolved time.Time
+	last                   time.Time // the last evaluation that found it
 }
 
 // truths lists the verdicts of v as episode keys (the ones the scenario can
@@ -108,7 +109,8 @@ func truths(v *alerter.Verdicts) []incidents.Key {
 	return out
 }
 
-// alertRuns replays the rules' "for" over a series of evaluations.
+// alertRuns replays the rules' "for" and keep_firing_for (IncidentHold,
+// IncidentKeep) over a series of evaluations.
 func alertRuns(evals []*alerter.Verdicts) []alertRun {
 	open := map[incidents.Key]*alertRun{}
 	var out []alertRun
@@ -126,11 +128,17 @@ func alertRuns(evals []*alerter.Verdicts) []alertRun {
 			}
 		}
 		for k, r := range open {
-			if !seen[k] {
-				if !r.fired.IsZero() {
-					r.resolved = v.At
-					out = append(out, *r)
-				}
+			if seen[k] {
+				r.last = v.At
+				continue
+			}
+			if r.fired.IsZero() {
+				delete(open, k) // a blip: never fired
+				continue
+			}
+			if v.At.Sub(r.last) >= alerter.IncidentKeep[k.Kind] {
+				r.resolved = v.At
+				out = append(out, *r)
 				delete(open, k)
 			}
 		}

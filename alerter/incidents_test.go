@@ -3,6 +3,7 @@ package alerter
 import (
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 // simulated by a map of the latest write per episode (a pure unit test).
 type stepper struct {
 	writer  string
+	keep    map[incidents.Kind]time.Duration                   // IncidentKeep's stand-in; none by default
 	table   map[incidents.Key]map[time.Time]incidents.Incident // key -> start -> latest write
 	mine    map[incidents.Key]incidents.Incident
 	pending map[incidents.Key]time.Time
@@ -37,7 +39,7 @@ func (s *stepper) step(t *testing.T, at time.Time, obs map[incidents.Key]observa
 			}
 		}
 	}
-	out := episodeStep(at, 15*time.Second, s.writer, IncidentHold, obs, stored, s.mine, s.pending)
+	out := episodeStep(at, 15*time.Second, s.writer, IncidentHold, s.keep, obs, stored, s.mine, s.pending)
 	for _, i := range out {
 		if s.table[i.Key()] == nil {
 			s.table[i.Key()] = map[time.Time]incidents.Incident{}
@@ -176,6 +178,49 @@ func TestUnitEpisodeRestartContinues(t *testing.T) {
 	}
 }
 
+// TestUnitEpisodeKeep: with a keep (the alert's keep_firing_for), a verdict
+// that clears for less than the keep and comes back is one episode; one
+// that stays clear ends at the first evaluation the keep has passed, and a
+// later verdict is a new episode after the hold.
+func TestUnitEpisodeKeep(t *testing.T) {
+	s := &stepper{writer: "a", table: newTable(), keep: map[incidents.Kind]time.Duration{incidents.Overload: 30 * time.Second}}
+	for at := 0; at <= 40; at += 10 {
+		s.step(t, sec(at), overload)
+	}
+	// Cleared at 50 and 60 s (20 s), found again at 70 s.
+	for _, at := range []int{50, 60} {
+		if out := s.step(t, sec(at), nil); len(out) != 0 {
+			t.Fatalf("at %d s, within the keep, wrote %+v; want nothing (the episode stays open)", at, out)
+		}
+	}
+	for at := 70; at <= 90; at += 10 {
+		s.step(t, sec(at), overload)
+	}
+	if got := episodes(s.table); len(got) != 1 || !got[0].Open() || !got[0].LastSeen.Equal(sec(90)) {
+		t.Fatalf("episodes %+v; want one, open, last seen at 90 s", got)
+	}
+	// Clear from 100 s: still open at 110 s, ended at 120 s (30 s after 90 s).
+	s.step(t, sec(100), nil)
+	s.step(t, sec(110), nil)
+	if got := episodes(s.table); len(got) != 1 || !got[0].Open() {
+		t.Fatalf("episodes %+v at 110 s; want one, still open", got)
+	}
+	s.step(t, sec(120), nil)
+	got := episodes(s.table)
+	if len(got) != 1 || !got[0].Start.Equal(sec(0)) || !got[0].End.Equal(sec(120)) || got[0].Evaluations != 6 {
+		t.Fatalf("episodes %+v; want one from 0 s to 120 s, written by 6 evaluations (20-40 s and 70-90 s)", got)
+	}
+	// A verdict after the end is a new episode, opened after the hold.
+	s.step(t, sec(130), overload)
+	if out := s.step(t, sec(140), overload); len(out) != 0 {
+		t.Fatalf("a new verdict continued the ended episode: %+v", out)
+	}
+	s.step(t, sec(150), overload)
+	if got := episodes(s.table); len(got) != 2 {
+		t.Fatalf("episodes %+v; want the ended one and a new one", got)
+	}
+}
+
 // TestUnitObserveQuotaIsNoIncident: an agent with quota rejections, every
 // history known and no other verdict, gives no episode; limit_too_low,
 // undecided, runaway and retry storms each give theirs under their key.
@@ -215,7 +260,8 @@ func TestUnitObserveQuotaIsNoIncident(t *testing.T) {
 }
 
 // TestUnitIncidentHoldMatchesAlerts: each kind's hold is the "for" of its
-// alert in alerts/verdicts.yml, so an episode is an alert that fired.
+// alert in alerts/verdicts.yml, and its keep the alert's keep_firing_for
+// (none without one), so an episode is an alert that fired.
 func TestUnitIncidentHoldMatchesAlerts(t *testing.T) {
 	b, err := os.ReadFile("../alerts/verdicts.yml")
 	if err != nil {
@@ -244,5 +290,28 @@ func TestUnitIncidentHoldMatchesAlerts(t *testing.T) {
 	}
 	if found != len(alerts) {
 		t.Errorf("found the for of %d alerts in alerts/verdicts.yml, want %d", found, len(alerts))
+	}
+	keeps := map[incidents.Kind]time.Duration{}
+	for _, rule := range regexp.MustCompile(`(?m)^\s*- alert: `).Split(string(b), -1)[1:] {
+		name, _, _ := strings.Cut(rule, "\n")
+		k, ok := alerts[strings.TrimSpace(name)]
+		if !ok {
+			continue
+		}
+		if m := regexp.MustCompile(`(?m)^\s+keep_firing_for: (\S+)`).FindStringSubmatch(rule); m != nil {
+			d, err := time.ParseDuration(m[1])
+			if err != nil {
+				t.Fatalf("%s: keep_firing_for %q: %v", name, m[1], err)
+			}
+			keeps[k] = d
+		}
+	}
+	if len(keeps) == 0 {
+		t.Error("no alert in alerts/verdicts.yml has a keep_firing_for; the overload page has")
+	}
+	for _, k := range alerts {
+		if keeps[k] != IncidentKeep[k] {
+			t.Errorf("%s: the alert keeps firing for %v, IncidentKeep is %v", k, keeps[k], IncidentKeep[k])
+		}
 	}
 }

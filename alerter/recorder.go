@@ -37,8 +37,8 @@ type Recorder struct {
 	// 10 s): the recorder's memory of an episode another alerter ended
 	// carries it on only across evaluations at most 1.5 Interval apart.
 	Interval time.Duration
-	// Hold overrides IncidentHold (tests).
-	Hold map[incidents.Kind]time.Duration
+	// Hold overrides IncidentHold, Keep IncidentKeep (tests).
+	Hold, Keep map[incidents.Kind]time.Duration
 
 	mu      sync.Mutex
 	mine    map[incidents.Key]incidents.Incident
@@ -74,11 +74,15 @@ func (r *Recorder) Record(ctx context.Context, cfg *Config, v *Verdicts) error {
 	if hold == nil {
 		hold = IncidentHold
 	}
+	keep := r.Keep
+	if keep == nil {
+		keep = IncidentKeep
+	}
 	interval := r.Interval
 	if interval <= 0 {
 		interval = 10 * time.Second
 	}
-	rows := episodeStep(v.At, interval*3/2, r.Writer, hold, observe(cfg, v), stored, r.mine, r.pending)
+	rows := episodeStep(v.At, interval*3/2, r.Writer, hold, keep, observe(cfg, v), stored, r.mine, r.pending)
 	if len(rows) > 0 {
 		if err := incidents.Write(ctx, r.Conn, db, rows); err != nil {
 			return err

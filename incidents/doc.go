@@ -8,7 +8,10 @@
 // first evaluation that no longer did (End, zero while open). It is opened
 // only once the verdict has held as long as its alert's "for" in
 // alerts/verdicts.yml, so an episode is an alert that fired, and it is
-// dated from the verdict's first evaluation.
+// dated from the verdict's first evaluation. Where the alert keeps firing
+// after its verdict clears (keep_firing_for: the overload page, 30 s), the
+// episode ends only once the verdict has not been found for that long, and
+// a verdict back before then goes on in the same episode.
 //
 // The package holds the row's Go form (Incident), reads episodes (Read) and
 // stores the writes the alerter decides (Write), so that the read side
