@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -374,7 +375,11 @@ func (s sample) String() string {
 }
 
 // scrape reads the errtrail_alerter_* series of the text exposition at u.
-func scrape(u string) ([]sample, error) {
+func scrape(u string) ([]sample, error) { return scrapePrefix(u, "errtrail_alerter_") }
+
+// scrapePrefix reads the samples of u's /metrics whose line starts with
+// prefix.
+func scrapePrefix(u, prefix string) ([]sample, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -391,7 +396,7 @@ func scrape(u string) ([]sample, error) {
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "errtrail_alerter_") {
+		if !strings.HasPrefix(line, prefix) {
 			continue
 		}
 		s, err := parseSample(line)
@@ -520,6 +525,12 @@ func (r *rig) watch(every time.Duration) *monitor {
 		if err != nil {
 			return err
 		}
+		// Ingest's lag beside the verdicts, for the failure messages that
+		// explain a verdict (a test that stops ingest makes this fail:
+		// not counted as a poll error).
+		if lag, err := scrapePrefix("http://"+r.ingestAddr+"/metrics", ingestLag+" "); err == nil {
+			ss = append(ss, lag...)
+		}
 		m.mu.Lock()
 		m.verdicts = append(m.verdicts, verdictObs{time.Now(), ss})
 		m.mu.Unlock()
@@ -590,6 +601,34 @@ func (m *monitor) matchingSamples(name string, labels map[string]string, ok func
 			if s.Name == name && labelsMatch(s.Labels, labels) && ok(s.Value) {
 				out = append(out, o.At.Format("15:04:05")+" "+s.String())
 			}
+		}
+	}
+	return out
+}
+
+// ingestLag is ingest's consumer lag gauge, which the monitor keeps beside
+// the alerter's samples.
+const ingestLag = "errtrail_ingest_consumer_lag_seconds"
+
+// samplesBetween lists, observation by observation from from to to, the
+// samples of the names (the alerter's ones with labels, the others with
+// any), each as "15:04:05 name{labels} value".
+func (m *monitor) samplesBetween(from, to time.Time, labels map[string]string, names ...string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, o := range m.verdicts {
+		if o.At.Before(from) || o.At.After(to) {
+			continue
+		}
+		for _, s := range o.Samples {
+			if !slices.Contains(names, s.Name) {
+				continue
+			}
+			if strings.HasPrefix(s.Name, "errtrail_alerter_") && !labelsMatch(s.Labels, labels) {
+				continue
+			}
+			out = append(out, o.At.Format("15:04:05")+" "+s.String())
 		}
 	}
 	return out

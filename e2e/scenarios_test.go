@@ -750,6 +750,16 @@ func overloadTimes(t *testing.T, name string, runs []*scenarioRun, m *monitor) {
 		v0, _, _ := m.firstSample(end, ns+"agent_overloaded", lbl("agent", o), func(v float64) bool { return v == 0 })
 		t.Logf("%s overload: onset -> verdict %.0fs -> firing %.0fs; last overload reply -> verdict 0 %.0fs -> resolved %.0fs (%d firing episodes)",
 			name, v1.Sub(onset).Seconds(), first[0].Sub(onset).Seconds(), v0.Sub(end).Seconds(), last[1].Sub(end).Seconds(), len(episodes))
+		if len(episodes) > 1 {
+			// What the verdict and ingest's lag did between the episodes
+			// (the onePage check fails the test).
+			for i := 1; i < len(episodes); i++ {
+				from, to := episodes[i-1][1].Add(-30*time.Second), episodes[i][0]
+				t.Logf("%s overload: between firing episodes %d and %d (%s to %s): %s", name, i, i+1,
+					from.Format("15:04:05"), to.Format("15:04:05"), strings.Join(m.samplesBetween(from, to, lbl("agent", o), ns+"agent_overloaded",
+						ns+"overload_per_second", ns+"overload_callers", ingestLag), "; "))
+			}
+		}
 		switch {
 		case last[1].IsZero():
 			t.Errorf("%s overload: the page never resolved", name)
