@@ -5,8 +5,7 @@
 //
 // An episode is one verdict (Kind) about one agent, or one caller of it,
 // for one reason, from the evaluation that first found it (Start) to the
-// first evaluation that no longer did (End, zero while open; see below for
-// an alert that keeps firing). It is opened
+// first evaluation that no longer did (End, zero while open). It is opened
 // only once the verdict has held as long as its alert's "for" in
 // alerts/verdicts.yml, so an episode is an alert that fired, and it is
 // dated from the verdict's first evaluation. Where the alert keeps firing
