@@ -167,7 +167,7 @@ func readAll(t *testing.T, conn driver.Conn) []incidents.Incident {
 // verdict's first evaluation, written when its alert fired, ended when it
 // resolved (each up to slack earlier, for a second alerter that evaluated
 // in between); nothing for the quota caller; and one stored row per episode
-// once ClickHouse has merged.
+// once merged (the table's key collapses its rewrites).
 func checkEpisodes(t *testing.T, conn driver.Conn, runs []alertRun, slack time.Duration) {
 	t.Helper()
 	want := []incidents.Key{
@@ -202,16 +202,18 @@ func checkEpisodes(t *testing.T, conn driver.Conn, runs []alertRun, slack time.D
 			t.Errorf("an episode for the caller over its quota: %+v", e)
 		}
 	}
+	// The rewrites of an episode collapse into one row by the table's
+	// sorting key. Counted with FINAL, which merges as the read goes: an
+	// OPTIMIZE … FINAL returns without merging when it cannot select the
+	// parts (a background merge holds them; seen with two suites at once:
+	// 7 rows left of 3 episodes).
 	ctx := context.Background()
-	if err := conn.Exec(ctx, "OPTIMIZE TABLE "+incidentsDB+".incidents FINAL"); err != nil {
-		t.Fatal(err)
-	}
 	var stored uint64
-	if err := conn.QueryRow(ctx, "SELECT count() FROM "+incidentsDB+".incidents").Scan(&stored); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT count() FROM "+incidentsDB+".incidents FINAL").Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
 	if int(stored) != len(runs) {
-		t.Errorf("%d rows stored after merging, want one per episode (%d)", stored, len(runs))
+		t.Errorf("%d rows stored once merged, want one per episode (%d)", stored, len(runs))
 	}
 }
 
