@@ -113,7 +113,8 @@ func observe(cfg *Config, v *Verdicts) map[incidents.Key]observation {
 // at now observed, the open episodes stored (by key, the earliest start when
 // a race left two), the episodes this recorder continues (mine) and the
 // verdicts not yet held long enough (pending, the first evaluation that
-// found each), with hold and keep by kind (IncidentHold, IncidentKeep), it returns the rows to write and updates mine and pending.
+// found each), with hold and keep by kind (IncidentHold, IncidentKeep), it
+// returns the rows to write and updates mine and pending.
 //
 //   - A verdict that holds continues its stored open episode (an alerter
 //     restarted mid-episode, or another alerter's), else the one this
