@@ -97,7 +97,10 @@ func (w *writer) parkRefused(s *slot, seq uint64, err error) error {
 // ClickHouse already holds, then inserts the rest. Both steps end early if
 // the generation is abandoned meanwhile, which returns errAbandoned.
 //
-// Progress is read right before every attempt. Before the first: a
+// Progress is read right before every attempt. Before the first attempt
+// of the process and of each generation, inserts into the landing table
+// that are still running on the server are waited for (settle.go). Before
+// the first: a
 // partition's former owner (a kafka.Reader source, which hands partitions
 // over at once) or a crashed member may have stored some of these
 // messages after the replay filter read progress. Before a retry: on a
@@ -113,6 +116,16 @@ func (w *writer) fencedAttempt(hard context.Context, s *slot, settings map[strin
 		}
 		defer done()
 		stop = abandon
+	}
+	var epoch uint64
+	if s.b != nil {
+		epoch = s.b.epoch
+	}
+	if attempt == 0 && (!w.settled || epoch != w.settledEpoch) {
+		// The first attempt of this process, or of a new generation: an
+		// insert a former owner left running is waited for (settle.go).
+		w.awaitEarlierInserts(hard, stop)
+		w.settled, w.settledEpoch = true, epoch
 	}
 	if n := w.dropStored(hard, stop, s); n > 0 {
 		w.m.Skipped.WithLabelValues("replayed").Add(float64(n))

@@ -38,6 +38,9 @@ type writer struct {
 	ledger   Ledger
 	lot      *parkLot               // park.go; nil unless rows may be parked (Config.Shards and a Group source)
 	shardIdx map[TopicPartition]int // shards.go: the shard of each partition seen
+
+	settled      bool   // settle.go: earlier inserts were awaited for settledEpoch
+	settledEpoch uint64 // the batch epoch of that wait
 }
 
 // newWriter returns the write stage of a pipeline committing to src and

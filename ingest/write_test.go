@@ -38,6 +38,13 @@ func (c *fakeConn) prefix() string {
 	return c.name + " "
 }
 
+// Query answers no query: the writer's wait for earlier inserts
+// (settle.go) cannot list the server's processes and goes on, as it does
+// against a server that refuses system.processes.
+func (c *fakeConn) Query(context.Context, string, ...any) (driver.Rows, error) {
+	return nil, errors.New("fakeConn: no server to query")
+}
+
 func (c *fakeConn) PrepareBatch(context.Context, string, ...driver.PrepareBatchOption) (driver.Batch, error) {
 	if len(c.errs) > 0 {
 		err := c.errs[0]
