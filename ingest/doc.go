@@ -33,7 +33,9 @@
 // (columns.blockEnd), so a message is stored whole or not at all. Replays
 // (after a crash, a rebalance or a rewound offset) are filtered against
 // ingest_progress, the highest offset per partition that ClickHouse holds,
-// so they write nothing twice. See docs/ingest.md for the argument.
+// so they write nothing twice; progress is read only once the server no
+// longer runs an insert a former owner left behind (settle.go). See
+// docs/ingest.md for the argument.
 //
 // Memory: a batch's messages, its column buffers and the string arena behind
 // them are reused from batch to batch. Strings in the column buffers are
