@@ -11,7 +11,9 @@ import (
 // ingest's lag whatever its labels; nothing else.
 func TestUnitSamplesBetween(t *testing.T) {
 	at := time.Date(2026, 12, 5, 17, 8, 0, 0, time.UTC)
-	obs := func(sec int, ss ...sample) verdictObs { return verdictObs{At: at.Add(time.Duration(sec) * time.Second), Samples: ss} }
+	obs := func(sec int, ss ...sample) verdictObs {
+		return verdictObs{At: at.Add(time.Duration(sec) * time.Second), Samples: ss}
+	}
 	verdict := func(agent string, v float64) sample {
 		return sample{Name: ns + "agent_overloaded", Labels: map[string]string{"agent": agent}, Value: v}
 	}
