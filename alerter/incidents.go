@@ -28,7 +28,7 @@ var IncidentHold = map[incidents.Kind]time.Duration{
 // moment and comes back is one episode, as it is one page. A kind without
 // one ends at the first evaluation that does not find it.
 var IncidentKeep = map[incidents.Kind]time.Duration{
-	incidents.Overload: 15 * time.Second,
+	incidents.Overload: 10 * time.Second,
 }
 
 // IncidentGap is how long an open episode may go unwritten and still be

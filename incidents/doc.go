@@ -9,7 +9,7 @@
 // only once the verdict has held as long as its alert's "for" in
 // alerts/verdicts.yml, so an episode is an alert that fired, and it is
 // dated from the verdict's first evaluation. Where the alert keeps firing
-// after its verdict clears (keep_firing_for: the overload page, 15 s), the
+// after its verdict clears (keep_firing_for: the overload page, 10 s), the
 // episode ends only once the verdict has not been found for that long, and
 // a verdict back before then goes on in the same episode.
 //

@@ -71,7 +71,7 @@ var lagSteps = []string{lagStepMetadata, lagStepCommitted, lagStepEndOffsets, la
 // two ListOffsets and at most one small fetch per partition whose committed
 // offset moved (none for a partition whose oldest uncommitted message is
 // in flight in this process).
-const defaultLagInterval = 10 * time.Second
+const defaultLagInterval = 5 * time.Second
 
 // lagKickGap is the least time between the start of a poll and that of
 // a poll a commit asked for.

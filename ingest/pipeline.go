@@ -84,7 +84,7 @@ type Config struct {
 	RetainEvery time.Duration
 
 	// LagInterval is the time between two polls of the consumer group's
-	// lag (lag.go); default 10s, <0 turns the lag gauges off. LagClient
+	// lag (lag.go); default 5s, <0 turns the lag gauges off. LagClient
 	// asks Kafka; default: a kafka.Client over the reader's brokers whose
 	// transport copies the reader's Dialer (TLS, SASL). The group is the
 	// reader's GroupID.
