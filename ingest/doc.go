@@ -45,12 +45,13 @@
 //
 // Failure: transient ClickHouse errors are retried forever with capped,
 // jittered backoff while fetching stops (bounded memory); permanent errors
-// (schema mismatch, missing table) stop the pipeline and flip /readyz. On a
-// cluster (Config.Shards) each shard gets its rows directly (shards.go),
-// and with a Group source the rows of a shard that refuses them wait in
-// the writer's park lot, a sub-stage of its own (parkLot, park.go: the
-// parked rows in fetch order, their partitions paused, the retry's
-// backoff), while the others flow.
+// (schema mismatch, missing table) stop the pipeline and flip /readyz, but
+// a missing table after rows were stored is retried for a grace first (a
+// migration creating a view, grace.go). On a cluster (Config.Shards) each
+// shard gets its rows directly (shards.go), and with a Group source the
+// rows of a shard that refuses them wait in the writer's park lot, a
+// sub-stage of its own (parkLot, park.go: the parked rows in fetch order,
+// their partitions paused, the retry's backoff), while the others flow.
 //
 // Stored text is capped at TextMax (8 KiB) per message or violation
 // description.

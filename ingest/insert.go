@@ -43,6 +43,7 @@ func (w *writer) insert(hard context.Context, s *slot, seq uint64) error {
 		if errors.As(err, &pe) {
 			// Some shards stored their rows (now gone from s).
 			w.m.RowsInserted.Add(float64(pe.rows))
+			w.grace.storedSome()
 			w.m.LastInsert.SetToCurrentTime() // rows were stored: ingest is not stalled
 			if w.lot != nil {
 				return w.parkRefused(s, seq, pe.err)
@@ -53,6 +54,7 @@ func (w *writer) insert(hard context.Context, s *slot, seq uint64) error {
 			err = pe.err
 		}
 		if err == nil {
+			w.grace.stored()
 			w.m.InsertDuration.Observe(time.Since(start).Seconds())
 			if attempt > 0 {
 				w.log.Info("insert succeeded after retries", "attempts", attempt+1, "rows", s.rows)
@@ -63,16 +65,21 @@ func (w *writer) insert(hard context.Context, s *slot, seq uint64) error {
 			return fmt.Errorf("insert abandoned at shutdown deadline (%d rows, not committed): %w", s.rows, hard.Err())
 		}
 		class := Classify(err)
+		msg := "insert failed; keeping the rows and retrying"
 		if class.Permanent() {
-			w.m.InsertFailures.WithLabelValues(string(class)).Inc()
-			return &PermanentError{Class: class, Err: err}
+			left, ok := w.grace.allows(err, w.cfg.UnknownTableGrace, time.Now())
+			if !ok {
+				w.m.InsertFailures.WithLabelValues(string(class)).Inc()
+				return &PermanentError{Class: class, Err: err}
+			}
+			msg = fmt.Sprintf("insert refused on a missing table (a migration may be creating or dropping a view); retrying for up to %v more", left.Round(time.Second))
 		}
 		w.m.InsertRetries.WithLabelValues(string(class)).Inc()
 		if w.lot != nil {
 			return w.parkRefused(s, seq, err)
 		}
 		d := w.cfg.Backoff.Delay(attempt, nil)
-		w.warn.Log(slog.LevelWarn, "insert failed; keeping the rows and retrying", "class", class,
+		w.warn.Log(slog.LevelWarn, msg, "class", class,
 			"attempt", attempt+1, "rows", s.rows, "backoff", d, "err", err)
 		if !sleep(hard, d) {
 			return fmt.Errorf("insert abandoned at shutdown deadline (%d rows, not committed): %w", s.rows, hard.Err())

@@ -66,6 +66,11 @@ type Config struct {
 	ShutdownTimeout time.Duration // flush and commit after the stop signal; default 30s
 	CommitTimeout   time.Duration // one Kafka commit; default 10s
 
+	// UnknownTableGrace is how long an insert refused with UNKNOWN_TABLE
+	// is retried, once this process has stored a batch, before the error
+	// is permanent (grace.go); default 30s, <0 none.
+	UnknownTableGrace time.Duration
+
 	// InsertSettings returns the query settings of one insert given the
 	// batch's token, which names its offset range per partition and is the
 	// same on every retry (schema.InsertSettings: insert deduplication on
@@ -126,6 +131,9 @@ func (c *Config) defaults() {
 	}
 	if c.CommitTimeout <= 0 {
 		c.CommitTimeout = 10 * time.Second
+	}
+	if c.UnknownTableGrace == 0 {
+		c.UnknownTableGrace = defaultUnknownTableGrace
 	}
 	if c.RetainEvery <= 0 {
 		c.RetainEvery = time.Hour

@@ -41,6 +41,8 @@ type writer struct {
 
 	settled      bool   // settle.go: earlier inserts were awaited for settledEpoch
 	settledEpoch uint64 // the batch epoch of that wait
+
+	grace schemaGrace // grace.go: UNKNOWN_TABLE retried for a while once rows were stored
 }
 
 // newWriter returns the write stage of a pipeline committing to src and
@@ -165,6 +167,7 @@ func (w *writer) attemptParked(hard context.Context, v *slot) error {
 }
 
 func (w *writer) storedParked(hard context.Context, epoch, seq uint64, parts []TopicPartition) {
+	w.grace.stored()
 	w.commit(hard, epoch, w.ledger.WrittenParts(seq, parts))
 }
 
