@@ -150,3 +150,41 @@ func TestNoPeerRunawayUnderOverload(t *testing.T) {
 		t.Errorf("runaways %+v, undecided %d; want none, 1", v.Callers, a.UndecidedCallers)
 	}
 }
+
+// TestNoPeerRunawayRightAfterOverload: an overload verdict that clears for
+// one evaluation in the middle of the fault (ingest a few seconds behind
+// leaves its clear window empty; the page's keep_firing_for covers that)
+// does not make the agent's busiest caller a runaway against its peers at
+// that evaluation (e2e, two suites at once: batch-importer flagged for one
+// evaluation). Without an overload at the previous evaluation the same
+// counts are a runaway by peers, and so they are again one evaluation
+// later.
+func TestNoPeerRunawayRightAfterOverload(t *testing.T) {
+	cfg := DefaultConfig()
+	in := func() *Input {
+		in := &Input{Now: now}
+		// The fault's replies in the window, none in its last 15 s.
+		in.Window = append(in.Window, WindowCount{Agent: "a", Caller: "importer",
+			Total: 90, Quota: 33, Overload: 57, OverloadRecent: 28})
+		for _, c := range []string{"c1", "c2", "c3"} {
+			in.Window = append(in.Window, WindowCount{Agent: "a", Caller: c,
+				Total: 8, Overload: 8, OverloadRecent: 4})
+		}
+		return in
+	}
+	was := &Verdicts{Agents: []AgentVerdict{{Agent: "a", Overloaded: true}}}
+	v := Evaluate(&cfg, in(), was)
+	a := agent(t, v, "a")
+	if a.Overloaded {
+		t.Fatalf("still overloaded with no overload reply in the clear window: %+v", a)
+	}
+	if len(v.Callers) != 0 || a.UndecidedCallers != 1 {
+		t.Errorf("right after the overload: runaways %+v, undecided %d; want none, 1", v.Callers, a.UndecidedCallers)
+	}
+	for name, prev := range map[string]*Verdicts{"no previous evaluation": nil, "one evaluation later": v} {
+		v := Evaluate(&cfg, in(), prev)
+		if len(v.Callers) != 1 || v.Callers[0].Caller != "importer" || v.Callers[0].By != ByPeers {
+			t.Errorf("%s: runaways %+v; want importer, by peers", name, v.Callers)
+		}
+	}
+}

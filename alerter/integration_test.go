@@ -39,7 +39,7 @@ func openCHWith(t *testing.T, readTimeout time.Duration, settings clickhouse.Set
 		Protocol:    clickhouse.Native,
 		Auth:        clickhouse.Auth{Database: "default", Username: "default"},
 		Compression: &clickhouse.Compression{Method: clickhouse.CompressionLZ4},
-		DialTimeout: 5 * time.Second,
+		DialTimeout: testenv.CHDialTimeout,
 		ReadTimeout: readTimeout,
 		Settings:    settings,
 	})

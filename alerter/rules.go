@@ -124,9 +124,9 @@ func untypedErrors(u UntypedConfig, untyped, total int64) bool {
 // runaways are the runaway callers of agent among scores: one caller far
 // above its own baseline (or, without one, its peers) while the others did
 // not rise. idle callers (no reply in the window) count among the others
-// and never rise. Under an overload (agentOverloaded) a caller judged by
-// its peers is undecided instead: its errors cannot be told from the
-// others'.
+// and never rise. Under an overload (agentOverloaded: now or at the
+// previous evaluation) a caller judged by its peers is undecided instead:
+// its errors cannot be told from the others'.
 func runaways(r RunawayConfig, agent string, scores []callerScore, idle int, agentOverloaded bool) (out []CallerVerdict, undecided int) {
 	rising := 0
 	for _, s := range scores {

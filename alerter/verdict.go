@@ -397,7 +397,11 @@ func (j *judge) agent(name string, a *agentAgg, was bool) (AgentVerdict, []Calle
 	av.Overloaded = overloaded(cfg.Overload, &av, sum.OverloadClear, was)
 	av.LimitTooLow, av.LimitUndecided = limitTooLow(cfg.LimitTooLow, &av, j.established)
 	av.Untyped = untypedErrors(cfg.Untyped, sum.Untyped, sum.Total)
-	rs, undecided := runaways(cfg.Runaway, name, scores, a.idle, av.Overloaded)
+	// Overloaded now or at the previous evaluation: a verdict that clears
+	// for one evaluation (ingest a few seconds behind empties its clear
+	// window; the page's keep_firing_for covers it) leaves the callers'
+	// errors the agent's failing all the same.
+	rs, undecided := runaways(cfg.Runaway, name, scores, a.idle, av.Overloaded || was)
 	av.UndecidedCallers += undecided
 	av.RunawayCallers = len(rs)
 	return av, rs

@@ -25,7 +25,7 @@ import (
 // overload and other from callers_1m, and nothing of the other callers.
 func TestMinutePanelsCountBothTablesAndCallers(t *testing.T) {
 	addr := testenv.ClickHouse(t)
-	conn, err := clickhouse.Open(&clickhouse.Options{Addr: strings.Split(addr, ","), DialTimeout: 5 * time.Second})
+	conn, err := clickhouse.Open(&clickhouse.Options{Addr: strings.Split(addr, ","), DialTimeout: testenv.CHDialTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}

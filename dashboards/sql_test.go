@@ -32,7 +32,7 @@ func TestSQLOnClickHouse(t *testing.T) {
 		Addr:        strings.Split(addr, ","),
 		Protocol:    clickhouse.Native,
 		Auth:        clickhouse.Auth{Database: "default", Username: "default"},
-		DialTimeout: 5 * time.Second,
+		DialTimeout: testenv.CHDialTimeout,
 		ReadTimeout: 60 * time.Second,
 	})
 	if err != nil {

@@ -78,7 +78,7 @@ func newRigOn(t *testing.T, alerters int, own *testenv.OwnStack) *rig {
 
 	conn, err := clickhouse.Open(&clickhouse.Options{
 		Addr: []string{r.chAddr}, Protocol: clickhouse.Native,
-		DialTimeout: 5 * time.Second, ReadTimeout: 2 * time.Minute,
+		DialTimeout: testenv.CHDialTimeout, ReadTimeout: 2 * time.Minute,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/errtrail/errtrail/alerter"
+	"github.com/errtrail/errtrail/internal/testenv"
 	"github.com/errtrail/errtrail/loadgen"
 )
 
@@ -153,7 +154,7 @@ func TestMeasureQueryCost(t *testing.T) {
 	}
 	conn, err := clickhouse.Open(&clickhouse.Options{
 		Addr: []string{r.chAddr}, Protocol: clickhouse.Native,
-		DialTimeout: 5 * time.Second, ReadTimeout: 10 * time.Minute,
+		DialTimeout: testenv.CHDialTimeout, ReadTimeout: 10 * time.Minute,
 		Settings: clickhouse.Settings{"log_queries": 1},
 	})
 	if err != nil {

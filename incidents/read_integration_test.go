@@ -25,7 +25,7 @@ func openFresh(t *testing.T) driver.Conn {
 	t.Helper()
 	addr := testenv.ClickHouse(t)
 	conn, err := clickhouse.Open(&clickhouse.Options{Addr: strings.Split(addr, ","), Protocol: clickhouse.Native,
-		Auth: clickhouse.Auth{Database: "default", Username: "default"}, DialTimeout: 5 * time.Second, ReadTimeout: time.Minute})
+		Auth: clickhouse.Auth{Database: "default", Username: "default"}, DialTimeout: testenv.CHDialTimeout, ReadTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

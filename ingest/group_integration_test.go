@@ -8,6 +8,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/errtrail/errtrail/ingest"
+	"github.com/errtrail/errtrail/internal/testenv"
 	"github.com/segmentio/kafka-go"
 )
 
@@ -28,7 +29,7 @@ func TestRebalanceAbandonsBatchesItCannotStore(t *testing.T) {
 	connA, err := clickhouse.Open(&clickhouse.Options{
 		Addr: []string{px.addr()}, Protocol: clickhouse.Native,
 		Compression: &clickhouse.Compression{Method: clickhouse.CompressionLZ4},
-		DialTimeout: 5 * time.Second, ReadTimeout: 60 * time.Second,
+		DialTimeout: testenv.CHDialTimeout, ReadTimeout: 60 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -58,7 +58,7 @@ func (h *signalHandler) said(part string) bool {
 // waited for either.
 func TestAwaitEarlierInsertsOnClickHouse(t *testing.T) {
 	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{testenv.ClickHouse(t)}, Protocol: clickhouse.Native,
-		DialTimeout: 5 * time.Second, ReadTimeout: 60 * time.Second})
+		DialTimeout: testenv.CHDialTimeout, ReadTimeout: 60 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

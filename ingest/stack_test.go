@@ -58,7 +58,7 @@ func newStackOn(t *testing.T, partitions int, own *testenv.OwnStack) *stack {
 	conn, err := clickhouse.Open(&clickhouse.Options{
 		Addr: []string{chAddr}, Protocol: clickhouse.Native,
 		Compression: &clickhouse.Compression{Method: clickhouse.CompressionLZ4},
-		DialTimeout: 5 * time.Second, ReadTimeout: 60 * time.Second,
+		DialTimeout: testenv.CHDialTimeout, ReadTimeout: 60 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)

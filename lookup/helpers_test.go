@@ -33,7 +33,7 @@ func openDB(tb testing.TB) (driver.Conn, schema.Options) {
 	addr := testenv.ClickHouse(tb)
 	conn, err := clickhouse.Open(&clickhouse.Options{
 		Addr:        strings.Split(addr, ","),
-		DialTimeout: 5 * time.Second,
+		DialTimeout: testenv.CHDialTimeout,
 		ReadTimeout: 60 * time.Second,
 	})
 	if err != nil {
@@ -47,7 +47,7 @@ func openDB(tb testing.TB) (driver.Conn, schema.Options) {
 		// query of the table: minutes on a loaded machine (a 60 s read
 		// timeout failed it while two suites ran). The drop gets a
 		// connection of its own without that bound.
-		dropConn, err := clickhouse.Open(&clickhouse.Options{Addr: strings.Split(addr, ","), DialTimeout: 5 * time.Second,
+		dropConn, err := clickhouse.Open(&clickhouse.Options{Addr: strings.Split(addr, ","), DialTimeout: testenv.CHDialTimeout,
 			ReadTimeout: 10 * time.Minute})
 		if err != nil {
 			tb.Errorf("drop %s: %v", opts.Database, err)

@@ -82,7 +82,7 @@ func TestStoryConfigErrors(t *testing.T) {
 		{"unknown user", "errtrail_no_such_user", "", "user"},
 		{"wrong password", "default", "not-the-password", "password"},
 	} {
-		c, err := clickhouse.Open(&clickhouse.Options{Addr: addr, Auth: clickhouse.Auth{Username: u.user, Password: u.pass}, DialTimeout: 5 * time.Second})
+		c, err := clickhouse.Open(&clickhouse.Options{Addr: addr, Auth: clickhouse.Auth{Username: u.user, Password: u.pass}, DialTimeout: testenv.CHDialTimeout})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,7 +39,7 @@ var dbSeq atomic.Int64
 func openDB(t *testing.T) (driver.Conn, schema.Options) {
 	t.Helper()
 	addr := testenv.ClickHouse(t)
-	conn, err := clickhouse.Open(&clickhouse.Options{Addr: strings.Split(addr, ","), DialTimeout: 5 * time.Second})
+	conn, err := clickhouse.Open(&clickhouse.Options{Addr: strings.Split(addr, ","), DialTimeout: testenv.CHDialTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func openDB(t *testing.T) (driver.Conn, Options, ServerVersion) {
 	addr := testenv.ClickHouse(t)
 	conn, err := clickhouse.Open(&clickhouse.Options{
 		Addr:        strings.Split(addr, ","),
-		DialTimeout: 5 * time.Second,
+		DialTimeout: testenv.CHDialTimeout,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -75,7 +75,7 @@ func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(
 
 func openAs(t *testing.T, addr, user string) driver.Conn {
 	t.Helper()
-	c, err := clickhouse.Open(&clickhouse.Options{Addr: []string{addr}, Auth: clickhouse.Auth{Username: user}, DialTimeout: 5 * time.Second})
+	c, err := clickhouse.Open(&clickhouse.Options{Addr: []string{addr}, Auth: clickhouse.Auth{Username: user}, DialTimeout: testenv.CHDialTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}

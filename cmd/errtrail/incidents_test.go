@@ -28,7 +28,7 @@ var incidentsCmdDB = fmt.Sprintf("errtrail_incidents_cmd_test_%d_%d", os.Getpid(
 func TestIncidentsCommand(t *testing.T) {
 	addr := testenv.ClickHouse(t)
 	conn, err := clickhouse.Open(&clickhouse.Options{Addr: strings.Split(addr, ","), Protocol: clickhouse.Native,
-		Auth: clickhouse.Auth{Database: "default", Username: "default"}, DialTimeout: 5 * time.Second})
+		Auth: clickhouse.Auth{Database: "default", Username: "default"}, DialTimeout: testenv.CHDialTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func TestRealPipeline(t *testing.T) {
 		createTopic(t, brokers[0], tp)
 	}
 	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{chAddr}, Protocol: clickhouse.Native,
-		DialTimeout: 5 * time.Second, ReadTimeout: time.Minute})
+		DialTimeout: testenv.CHDialTimeout, ReadTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

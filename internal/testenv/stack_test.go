@@ -162,7 +162,7 @@ func TestClickHouseNativeBatch(t *testing.T) {
 		Protocol:    clickhouse.Native,
 		Auth:        clickhouse.Auth{Database: "default", Username: "default"},
 		Compression: &clickhouse.Compression{Method: clickhouse.CompressionLZ4},
-		DialTimeout: 5 * time.Second,
+		DialTimeout: testenv.CHDialTimeout,
 	})
 	if err != nil {
 		t.Fatalf("open: %v", err)
@@ -284,7 +284,7 @@ func TestStackRestartClickHouse(t *testing.T) {
 	open := func(read time.Duration) clickhouse.Conn {
 		conn, err := clickhouse.Open(&clickhouse.Options{
 			Addr:        []string{addr},
-			DialTimeout: 5 * time.Second,
+			DialTimeout: testenv.CHDialTimeout,
 			ReadTimeout: read,
 		})
 		if err != nil {
@@ -329,7 +329,7 @@ func TestStackRestartClickHouse(t *testing.T) {
 		t.Error("a paused ClickHouse answered a ping")
 	}
 	// The other tests' ClickHouse is another server: it still answers.
-	shared, err := clickhouse.Open(&clickhouse.Options{Addr: []string{testenv.ClickHouse(t)}, DialTimeout: 5 * time.Second})
+	shared, err := clickhouse.Open(&clickhouse.Options{Addr: []string{testenv.ClickHouse(t)}, DialTimeout: testenv.CHDialTimeout})
 	if err != nil {
 		t.Fatalf("open the shared ClickHouse: %v", err)
 	}

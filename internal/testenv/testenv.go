@@ -30,6 +30,16 @@ const (
 	DefaultAlertmanager   = "127.0.0.1:19093"
 )
 
+// CHDialTimeout bounds a test's connection to ClickHouse, its handshake
+// included (clickhouse-go bounds the handshake by Options.DialTimeout).
+// The stack's ClickHouse 18.16 is shared by every test and, in CI's
+// stress runs, by two suites: under their DDL it has held every query,
+// new handshakes included, for 5.5 s at once (its log silent, then each
+// waiting query done together), and a 5 s bound failed a test
+// that had done nothing wrong. Tests assert outcomes, not speed, so the
+// bound is a hang guard.
+const CHDialTimeout = 30 * time.Second
+
 // Kafka returns the broker address or stops the test.
 func Kafka(t testing.TB) string { return need(t, "ERRTRAIL_KAFKA_BROKERS", DefaultKafka, "Kafka") }
 
