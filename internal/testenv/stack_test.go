@@ -277,14 +277,19 @@ func TestStackRestartClickHouse(t *testing.T) {
 	own := testenv.Own(t, "clickhouse")
 	addr := own.ClickHouse(t)
 	// open connects with a short read timeout: the paused server must not
-	// answer within it. Reads that only need an answer (the setup, the count
-	// after the restart) take longer ones: under CI's load (the race run
-	// beside the cluster's four servers) a freshly started 18.16 can take
-	// more than 2 s over its first query.
+	// answer within it (nor the handshake within the dial timeout, which
+	// bounds it: short too, then). Reads that only need an answer (the
+	// setup, the count after the restart) take longer ones: under CI's load
+	// (the race run beside the cluster's four servers) a freshly started
+	// 18.16 can take more than 2 s over its first query.
 	open := func(read time.Duration) clickhouse.Conn {
+		dial := testenv.CHDialTimeout
+		if read < dial {
+			dial = read
+		}
 		conn, err := clickhouse.Open(&clickhouse.Options{
 			Addr:        []string{addr},
-			DialTimeout: testenv.CHDialTimeout,
+			DialTimeout: dial,
 			ReadTimeout: read,
 		})
 		if err != nil {
