@@ -101,7 +101,7 @@ func newRigOn(t *testing.T, alerters int, own *testenv.OwnStack) *rig {
 		defer cancel()
 		_ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+r.db)
 		conn.Close()
-		c := &kafka.Client{Addr: kafka.TCP(r.brokers...), Timeout: 10 * time.Second}
+		c := testenv.KafkaClient(t, r.brokers)
 		_, _ = c.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: []string{r.topic}})
 	})
 	t.Logf("run %s: topic %s, group %s, database %s; alerters on %v, ingest on %s",

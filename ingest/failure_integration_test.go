@@ -11,6 +11,7 @@ import (
 
 	"github.com/errtrail/errtrail/ingest"
 	"github.com/errtrail/errtrail/internal/cmdkit"
+	"github.com/errtrail/errtrail/internal/testenv"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 )
@@ -83,7 +84,7 @@ func TestPermanentFailureStopsWithoutSkipping(t *testing.T) {
 
 func checkNothingCommitted(t *testing.T, s *stack) {
 	t.Helper()
-	client := &kafka.Client{Addr: kafka.TCP(s.brokers...), Timeout: 10 * time.Second}
+	client := testenv.KafkaClient(t, s.brokers)
 	res, err := client.OffsetFetch(t.Context(), &kafka.OffsetFetchRequest{GroupID: s.group,
 		Topics: map[string][]int{s.topic: {0, 1}}})
 	if err != nil {

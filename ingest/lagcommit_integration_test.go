@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/errtrail/errtrail/ingest"
+	"github.com/errtrail/errtrail/internal/testenv"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 )
@@ -77,7 +78,7 @@ func TestLagGaugesFollowCommits(t *testing.T) {
 // the offset after the last message (a failed request reads as not yet).
 func committedToEnd(t *testing.T, s *stack, partitions int) bool {
 	t.Helper()
-	client := &kafka.Client{Addr: kafka.TCP(s.brokers...), Timeout: 10 * time.Second}
+	client := testenv.KafkaClient(t, s.brokers)
 	parts := make([]int, partitions)
 	offReq := map[string][]kafka.OffsetRequest{}
 	for i := range parts {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/errtrail/errtrail/ingest"
+	"github.com/errtrail/errtrail/internal/testenv"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/segmentio/kafka-go"
@@ -99,7 +100,7 @@ func checkCommittedToEnd(t *testing.T, s *stack, partitions int) {
 
 func checkCommittedToEndOf(t *testing.T, s *stack, topic string, partitions int) {
 	t.Helper()
-	client := &kafka.Client{Addr: kafka.TCP(s.brokers...), Timeout: 10 * time.Second}
+	client := testenv.KafkaClient(t, s.brokers)
 	parts := make([]int, partitions)
 	offReq := map[string][]kafka.OffsetRequest{}
 	for i := range parts {

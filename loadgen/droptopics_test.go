@@ -39,7 +39,7 @@ func TestDropTopics(t *testing.T) {
 	}
 
 	// Deletion is asynchronous on the broker: wait until metadata agrees.
-	c := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
+	c := testenv.KafkaClient(t, brokers)
 	for {
 		md, err := c.Metadata(ctx, &kafka.MetadataRequest{})
 		if err != nil {

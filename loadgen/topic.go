@@ -19,7 +19,8 @@ import (
 func EnsureTopic(ctx context.Context, brokers []string, topic string, partitions int) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	c := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
+	c, done := adminClient(brokers, 10*time.Second)
+	defer done()
 	exists := func() (bool, error) {
 		md, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 		if err != nil {
@@ -75,7 +76,8 @@ func EnsureTopic(ctx context.Context, brokers []string, topic string, partitions
 func DropTopics(ctx context.Context, brokers []string, prefix string, names []string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	c := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 30 * time.Second}
+	c, done := adminClient(brokers, 30*time.Second)
+	defer done()
 	md, err := c.Metadata(ctx, &kafka.MetadataRequest{})
 	if err != nil {
 		return nil, fmt.Errorf("kafka metadata from %v: %w", brokers, err)
@@ -108,4 +110,13 @@ func DropTopics(ctx context.Context, brokers []string, prefix string, names []st
 		}
 	}
 	return drop, errors.Join(errs...)
+}
+
+// adminClient returns a client of brokers whose requests and whose
+// connection setup are bounded by timeout (the default transport gives the
+// setup 5 s whatever the client's Timeout: a broker stalled for 6 s on a
+// busy machine failed DropTopics), and a func that closes its connections.
+func adminClient(brokers []string, timeout time.Duration) (*kafka.Client, func()) {
+	t := &kafka.Transport{DialTimeout: timeout}
+	return &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: timeout, Transport: t}, t.CloseIdleConnections
 }

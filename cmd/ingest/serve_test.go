@@ -41,7 +41,7 @@ func TestReadyzWhilePipelineStarts(t *testing.T) {
 		}
 	})
 
-	client := &http.Client{Timeout: 5 * time.Second}
+	client := &http.Client{Timeout: 30 * time.Second} // a hang guard: a busy machine has stalled for 6 s
 	type answer struct {
 		code int
 		body string

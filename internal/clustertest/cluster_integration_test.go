@@ -504,7 +504,7 @@ func partitionsIn(t *testing.T, conn driver.Conn, db string) map[int]bool {
 // endOffsets returns the end offset of each of topic's 4 partitions.
 func endOffsets(t *testing.T, topic string) map[int]int64 {
 	t.Helper()
-	c := &kafka.Client{Addr: kafka.TCP(strings.Split(testenv.Kafka(t), ",")...), Timeout: 10 * time.Second}
+	c := testenv.KafkaClient(t, strings.Split(testenv.Kafka(t), ","))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var req []kafka.OffsetRequest
@@ -549,7 +549,7 @@ func metricValue(t *testing.T, addr, name string) float64 {
 // groupOffsets returns the group's committed offset per partition of topic.
 func groupOffsets(t *testing.T, topic, group string) map[int]int64 {
 	t.Helper()
-	c := &kafka.Client{Addr: kafka.TCP(strings.Split(testenv.Kafka(t), ",")...), Timeout: 10 * time.Second}
+	c := testenv.KafkaClient(t, strings.Split(testenv.Kafka(t), ","))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	resp, err := c.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{topic: {0, 1, 2, 3}}})

@@ -38,7 +38,7 @@ func TestKafkaProduceConsume(t *testing.T) {
 	defer cancel()
 
 	topic := "errtrail.stacktest." + suffix(t)
-	client := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 20 * time.Second}
+	client := testenv.KafkaClient(t, brokers)
 	created, err := client.CreateTopics(ctx, &kafka.CreateTopicsRequest{
 		Topics: []kafka.TopicConfig{{Topic: topic, NumPartitions: 2, ReplicationFactor: 1}},
 	})
@@ -139,7 +139,7 @@ func TestStackTopicExists(t *testing.T) {
 	topic := testenv.Lookup("ERRTRAIL_KAFKA_TOPIC", "errtrail.replies")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	client := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 20 * time.Second}
+	client := testenv.KafkaClient(t, brokers)
 	md, err := client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil {
 		t.Fatalf("metadata: %v", err)
