@@ -19,8 +19,11 @@ import (
 func EnsureTopic(ctx context.Context, brokers []string, topic string, partitions int) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	c, done := adminClient(brokers, 10*time.Second)
-	defer done()
+	// The default transport, on purpose: a kafka-go writer of this process
+	// learns the new topic from that transport's metadata cache, which a
+	// CreateTopics through it refreshes (through another transport, the
+	// writer gets UNKNOWN_TOPIC_OR_PARTITION for up to the cache's 6 s).
+	c := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
 	exists := func() (bool, error) {
 		md, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 		if err != nil {
@@ -116,6 +119,7 @@ func DropTopics(ctx context.Context, brokers []string, prefix string, names []st
 // connection setup are bounded by timeout (the default transport gives the
 // setup 5 s whatever the client's Timeout: a broker stalled for 6 s on a
 // busy machine failed DropTopics), and a func that closes its connections.
+// Not for creating topics (EnsureTopic).
 func adminClient(brokers []string, timeout time.Duration) (*kafka.Client, func()) {
 	t := &kafka.Transport{DialTimeout: timeout}
 	return &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: timeout, Transport: t}, t.CloseIdleConnections

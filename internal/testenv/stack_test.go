@@ -38,7 +38,9 @@ func TestKafkaProduceConsume(t *testing.T) {
 	defer cancel()
 
 	topic := "errtrail.stacktest." + suffix(t)
-	client := testenv.KafkaClient(t, brokers)
+	// The default transport, which the writer below uses too: it knows the
+	// topic as soon as it is created (testenv.KafkaClient's would not).
+	client := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: testenv.KafkaTimeout}
 	created, err := client.CreateTopics(ctx, &kafka.CreateTopicsRequest{
 		Topics: []kafka.TopicConfig{{Topic: topic, NumPartitions: 2, ReplicationFactor: 1}},
 	})
