@@ -77,7 +77,7 @@ func Open(t testing.TB, addr string) driver.Conn {
 	t.Helper()
 	conn, err := clickhouse.Open(&clickhouse.Options{
 		Addr: []string{addr}, Protocol: clickhouse.Native,
-		DialTimeout: 3 * time.Second, ReadTimeout: 60 * time.Second,
+		DialTimeout: testenv.CHDialTimeout, ReadTimeout: 60 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
