@@ -82,12 +82,7 @@ func alertsOf(t *testing.T) map[string]string {
 // TestRoutesBySeverity: amtool routes every alert to the receiver its
 // severity names, so a page never lands in the ticket queue or the reverse.
 func TestRoutesBySeverity(t *testing.T) {
-	if _, err := exec.LookPath("amtool"); err != nil {
-		if testenv.InCI() {
-			t.Fatal("amtool is not installed (scripts/stack install installs it)")
-		}
-		t.Skip("amtool is not installed")
-	}
+	testenv.Binary(t, "amtool")
 	for alert, sev := range alertsOf(t) {
 		if sev != "page" && sev != "ticket" {
 			t.Errorf("%s has severity %q; want page or ticket", alert, sev)

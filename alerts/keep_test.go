@@ -21,13 +21,7 @@ import (
 // one evaluation (5 s) shorter or longer. A change of the keep that does
 // not change those cases fails here.
 func TestOverloadKeepIsPinnedByPromtoolCases(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if testenv.InCI() {
-			t.Fatal("promtool is not installed (scripts/stack install installs it)")
-		}
-		t.Skip("promtool is not installed")
-	}
+	promtool := testenv.Binary(t, "promtool")
 	rules, err := os.ReadFile("verdicts.yml")
 	if err != nil {
 		t.Fatal(err)

@@ -30,28 +30,12 @@ type promStack struct {
 	hook     *webhook
 }
 
-// need returns the path of a binary the stack installs, failing in CI and
-// skipping elsewhere when it is missing.
-func needBinary(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err == nil {
-		return p
-	}
-	msg := name + " is not installed (scripts/stack install puts it there)"
-	if testenv.InCI() {
-		t.Fatal(msg)
-	}
-	t.Skip("skipped outside CI: " + msg)
-	return ""
-}
-
 // startPromStack starts Prometheus and Alertmanager scraping the rigs.
 // Scrape and rule evaluation run every 5 s, as in the local stack.
 func startPromStack(t *testing.T, rigs ...*rig) *promStack {
 	t.Helper()
-	promBin := needBinary(t, "prometheus")
-	amBin := needBinary(t, "prometheus-alertmanager")
+	promBin := testenv.Binary(t, "prometheus")
+	amBin := testenv.Binary(t, "prometheus-alertmanager")
 	root := testenv.ModuleRoot(t)
 	dir := t.TempDir()
 	ps := &promStack{prom: testenv.FreeAddr(t), am: testenv.FreeAddr(t), hook: newWebhook(t)}

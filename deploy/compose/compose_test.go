@@ -253,14 +253,7 @@ func TestPrometheusConfig(t *testing.T) {
 	// own, so that without promtool outside CI it shows as skipped, not as
 	// passed; in CI a missing promtool fails the run.
 	t.Run("promtool", func(t *testing.T) {
-		promtool, err := exec.LookPath("promtool")
-		if err != nil {
-			msg := "promtool is not installed (scripts/stack install installs it): prometheus.yml not checked by promtool"
-			if testenv.InCI() {
-				t.Fatal(msg)
-			}
-			t.Skip("skipped outside CI: " + msg)
-		}
+		promtool := testenv.Binary(t, "promtool")
 		dir := t.TempDir()
 		abs, _ := filepath.Abs(filepath.Join(root, "alerts"))
 		conf := strings.ReplaceAll(string(b), "/etc/prometheus/alerts/", abs+"/")

@@ -106,6 +106,23 @@ func need(t testing.TB, key, def, what string) string {
 	return ""
 }
 
+// Binary returns the path of a program the stack installs (promtool,
+// amtool, prometheus, ...). When it is not on PATH the test fails in CI and
+// is skipped elsewhere, with the install command in the message.
+func Binary(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	msg := name + " is not installed (scripts/stack install installs it)"
+	if InCI() {
+		t.Fatal("in CI (CI=" + os.Getenv("CI") + ") and " + msg)
+	}
+	t.Skip("skipped outside CI: " + msg)
+	return ""
+}
+
 // Stack runs scripts/stack from the repository root with args on the shared
 // stack, for example Stack(t, "status"), logs its output and fails the test
 // when it fails. It refuses to start, stop, restart, kill, pause or resume a
