@@ -1,15 +1,20 @@
 package testenv
 
 import (
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
 
 // TestUnitFreeAddrNeverRepeats: FreeAddr never gives one address twice in
-// a process, although the kernel does (242 repeats in 2,000 binds of port
-// 0 here), even to tests that ask at once.
+// a process, even to tests that ask at once, and every address is below
+// the kernel's ephemeral range and the shared cluster's ports.
 func TestUnitFreeAddrNeverRepeats(t *testing.T) {
-	const n = 1000
+	const n = 400
 	got := make(chan string, n)
 	var wg sync.WaitGroup
 	for range 4 {
@@ -29,8 +34,101 @@ func TestUnitFreeAddrNeverRepeats(t *testing.T) {
 			t.Fatalf("FreeAddr gave %s twice", a)
 		}
 		seen[a] = true
+		p, err := strconv.Atoi(strings.TrimPrefix(a, "127.0.0.1:"))
+		if err != nil || p < portLow || p >= portHigh || p >= ephemeralLow() {
+			t.Fatalf("FreeAddr gave %s; want 127.0.0.1 and a port in %d-%d below %d", a, portLow, portHigh-1, ephemeralLow())
+		}
 	}
 	if len(seen) != n {
 		t.Fatalf("%d addresses; want %d", len(seen), n)
 	}
+}
+
+// drawChildEnv makes TestFreeAddrAcrossProcesses, run as a child, draw
+// every port it can in the range the variable names and print them.
+const drawChildEnv = "ERRTRAIL_TEST_DRAW_PORTS"
+
+// TestFreeAddrAcrossProcesses: another process (this test binary run
+// again) that draws from the same range never gets a port this process
+// drew and still holds, but gets the others; once this process has
+// exited, its ports are free again (the kernel drops its locks).
+func TestFreeAddrAcrossProcesses(t *testing.T) {
+	if r := os.Getenv(drawChildEnv); r != "" {
+		lo, hi, _ := strings.Cut(r, "-")
+		portLow, _ = strconv.Atoi(lo)
+		portHigh, _ = strconv.Atoi(hi)
+		var out []string
+		for {
+			p, err := drawPort()
+			if err != nil {
+				break
+			}
+			out = append(out, strconv.Itoa(p))
+		}
+		os.Stdout.WriteString("drawn: " + strings.Join(out, " ") + "\n")
+		return
+	}
+	// A narrow range of its own, above FreeAddr's and below the cluster's,
+	// so the child can draw all of it and no other test draws from it.
+	const lo, hi = 28040, 28080
+	child := func() map[int]bool {
+		t.Helper()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestFreeAddrAcrossProcesses$", "-test.count=1")
+		cmd.Env = append(os.Environ(), drawChildEnv+"="+strconv.Itoa(lo)+"-"+strconv.Itoa(hi))
+		b, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("child: %v\n%s", err, b)
+		}
+		line := ""
+		for l := range strings.Lines(string(b)) {
+			if s, ok := strings.CutPrefix(l, "drawn: "); ok {
+				line = strings.TrimSpace(s)
+			}
+		}
+		got := map[int]bool{}
+		for _, f := range strings.Fields(line) {
+			p, _ := strconv.Atoi(f)
+			got[p] = true
+		}
+		return got
+	}
+
+	saveLo, saveHi := portLow, portHigh
+	portLow, portHigh = lo, hi
+	var mine []int
+	for range 10 {
+		p, err := drawPort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		mine = append(mine, p)
+	}
+	portLow, portHigh = saveLo, saveHi
+
+	first := child()
+	for _, p := range mine {
+		if first[p] {
+			t.Errorf("the child drew port %d, which this process holds", p)
+		}
+	}
+	if len(first) == 0 {
+		t.Fatalf("the child drew no port of %d-%d beside this process's 10", lo, hi-1)
+	}
+	// The first child's locks ended with it: a second child gets its ports.
+	second := child()
+	for p := range first {
+		if !second[p] && !portBusy(p) {
+			t.Errorf("port %d, drawn by the first child, not drawn by the second after the first exited", p)
+		}
+	}
+}
+
+// portBusy reports whether something listens on the port now (another
+// suite's server may have taken a port between the two children).
+func portBusy(p int) bool {
+	c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(p))
+	if err == nil {
+		c.Close()
+	}
+	return err == nil
 }

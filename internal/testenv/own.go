@@ -2,14 +2,11 @@ package testenv
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -28,55 +25,6 @@ type OwnStack struct {
 	env                     []string
 	kafka, ch, chHTTP       string
 	hasKafka, hasClickHouse bool
-}
-
-// ownPorts are the ports handed out by this test binary, so two own stacks
-// of one binary never draw the same one.
-var ownPorts struct {
-	mu   sync.Mutex
-	used map[int]bool
-}
-
-// freePort draws a port that nothing listens on now, below the kernel's
-// ephemeral range (where outgoing connections and listeners on port 0 take
-// theirs) and above 20000 (the shared stack's defaults are below).
-func freePort() (int, error) {
-	ownPorts.mu.Lock()
-	defer ownPorts.mu.Unlock()
-	if ownPorts.used == nil {
-		ownPorts.used = map[int]bool{}
-	}
-	lo, hi := 20000, ephemeralLow()
-	if hi-lo < 1000 {
-		lo, hi = 20000, 30000
-	}
-	for i := 0; i < 1000; i++ {
-		p := lo + rand.IntN(hi-lo)
-		if ownPorts.used[p] {
-			continue
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-		if err != nil {
-			continue
-		}
-		ln.Close()
-		ownPorts.used[p] = true
-		return p, nil
-	}
-	return 0, fmt.Errorf("no free port in %d-%d", lo, hi-1)
-}
-
-// ephemeralLow is the first port of the kernel's ephemeral range.
-func ephemeralLow() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if n, err := strconv.Atoi(f[0]); err == nil {
-				return n
-			}
-		}
-	}
-	return 32768
 }
 
 // ownPortKeys are scripts/stack's port settings. Every one is set for an own
@@ -125,7 +73,7 @@ func startOwn(t testing.TB, root string, services []string) (*OwnStack, error) {
 	s := &OwnStack{dir: dir}
 	ports := map[string]int{}
 	for _, k := range ownPortKeys {
-		if ports[k], err = freePort(); err != nil {
+		if ports[k], err = drawPort(); err != nil {
 			os.RemoveAll(dir)
 			return nil, err
 		}
