@@ -33,6 +33,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/errtrail/errtrail/internal/stackload"
+	"github.com/errtrail/errtrail/internal/testenv"
 	"github.com/errtrail/errtrail/parse"
 )
 
@@ -510,16 +511,10 @@ func TestTapStreamsAsTheyCome(t *testing.T) {
 	}
 }
 
-// closedPort returns host:port where nothing listens.
-func closedPort(t testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
+// closedPort returns host:port where nothing listens: a port drawn for this
+// process, which no other test binds (a port found by closing a listener
+// on port 0 can be another process's next listener).
+func closedPort(t testing.TB) string { return testenv.FreeAddr(t) }
 
 // TestTapKafkaDown: with Kafka unreachable the replies through the tap are
 // the upstream's bytes and the events are dropped and counted.

@@ -14,17 +14,13 @@ import (
 
 	"github.com/errtrail/errtrail/emit"
 	"github.com/errtrail/errtrail/emit/internal/emittest"
+	"github.com/errtrail/errtrail/internal/testenv"
 )
 
-func closedPort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
+// closedPort returns host:port where nothing listens: a port drawn for this
+// process, which no other test binds (a port found by closing a listener
+// on port 0 can be another process's next listener).
+func closedPort(t *testing.T) string { return testenv.FreeAddr(t) }
 
 // blackhole is a broker that accepts connections and never answers: a
 // Kafka that hangs, on which a write blocks until its deadline.
