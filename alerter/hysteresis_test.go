@@ -151,29 +151,32 @@ func TestNoPeerRunawayUnderOverload(t *testing.T) {
 	}
 }
 
-// TestNoPeerRunawayRightAfterOverload: an overload verdict that clears for
-// one evaluation in the middle of the fault (ingest a few seconds behind
-// leaves its clear window empty; the page's keep_firing_for covers that)
-// does not make the agent's busiest caller a runaway against its peers at
-// that evaluation (e2e, two suites at once: batch-importer flagged for one
-// evaluation). Without an overload at the previous evaluation the same
-// counts are a runaway by peers, and so they are again one evaluation
-// later.
+// TestNoPeerRunawayRightAfterOverload: an overload verdict that clears in
+// the middle of the fault (ingest behind leaves its clear window empty; the
+// page's keep_firing_for covers it) does not make the agent's busiest
+// caller a runaway against its peers, neither right after the verdict nor
+// at later evaluations while the window holds the agent's overload replies
+// to several callers (e2e, two suites at once: batch-importer flagged for
+// one evaluation, then, with a longer clear, for three). The same caller is
+// a runaway by peers when the window's overload replies are its own only,
+// or below the overload floor, or when its errors are quota rejections.
 func TestNoPeerRunawayRightAfterOverload(t *testing.T) {
 	cfg := DefaultConfig()
-	in := func() *Input {
+	// in: the importer's 90 errors in the window and 8 for each of three
+	// peers; peerOverload of each peer's 8 are overload replies, none in
+	// the last 15 s.
+	in := func(importerOverload, peerOverload int64) *Input {
 		in := &Input{Now: now}
-		// The fault's replies in the window, none in its last 15 s.
 		in.Window = append(in.Window, WindowCount{Agent: "a", Caller: "importer",
-			Total: 90, Quota: 33, Overload: 57, OverloadRecent: 28})
+			Total: 90, Quota: 90 - importerOverload, Overload: importerOverload, OverloadRecent: importerOverload / 2})
 		for _, c := range []string{"c1", "c2", "c3"} {
 			in.Window = append(in.Window, WindowCount{Agent: "a", Caller: c,
-				Total: 8, Overload: 8, OverloadRecent: 4})
+				Total: 8, Quota: 8 - peerOverload, Overload: peerOverload, OverloadRecent: peerOverload / 2})
 		}
 		return in
 	}
 	was := &Verdicts{Agents: []AgentVerdict{{Agent: "a", Overloaded: true}}}
-	v := Evaluate(&cfg, in(), was)
+	v := Evaluate(&cfg, in(57, 8), was)
 	a := agent(t, v, "a")
 	if a.Overloaded {
 		t.Fatalf("still overloaded with no overload reply in the clear window: %+v", a)
@@ -182,7 +185,18 @@ func TestNoPeerRunawayRightAfterOverload(t *testing.T) {
 		t.Errorf("right after the overload: runaways %+v, undecided %d; want none, 1", v.Callers, a.UndecidedCallers)
 	}
 	for name, prev := range map[string]*Verdicts{"no previous evaluation": nil, "one evaluation later": v} {
-		v := Evaluate(&cfg, in(), prev)
+		v := Evaluate(&cfg, in(57, 8), prev)
+		if a := agent(t, v, "a"); len(v.Callers) != 0 || a.UndecidedCallers != 1 || a.Overloaded {
+			t.Errorf("%s, overload replies to every caller in the window: runaways %+v, undecided %d, overloaded %v; want none, 1, false",
+				name, v.Callers, a.UndecidedCallers, a.Overloaded)
+		}
+	}
+	for name, c := range map[string]struct{ importer, peers int64 }{
+		"quota rejections only":               {0, 0},
+		"overload replies to the caller only": {57, 0},
+		"overload replies below the floor":    {4, 2}, // 4+3*2 = 10 in 60 s, floor 0.2/s
+	} {
+		v := Evaluate(&cfg, in(c.importer, c.peers), nil)
 		if len(v.Callers) != 1 || v.Callers[0].Caller != "importer" || v.Callers[0].By != ByPeers {
 			t.Errorf("%s: runaways %+v; want importer, by peers", name, v.Callers)
 		}

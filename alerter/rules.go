@@ -89,10 +89,7 @@ func quotaRising(l LimitTooLowConfig, minBaseline, qPerMin, qBase float64, estab
 // OverloadPerSec, OverloadBaselinePerSec, OverloadCallers and
 // ActiveCallers.
 func overloaded(o OverloadConfig, av *AgentVerdict, clearCount int64, was bool) bool {
-	minCallers := min(o.MinCallers, av.ActiveCallers)
-	if minCallers < 1 {
-		minCallers = 1
-	}
+	minCallers := overloadSpread(o, av.ActiveCallers)
 	// Both need overload replies in the clear window: once they stop, the
 	// verdict clears ClearAfter later, not when the longer firing window
 	// has emptied.
@@ -101,6 +98,26 @@ func overloaded(o OverloadConfig, av *AgentVerdict, clearCount int64, was bool) 
 		av.OverloadPerSec >= o.Factor*av.OverloadBaselinePerSec &&
 		av.OverloadCallers >= minCallers && active
 	return fire || (was && active)
+}
+
+// overloadSpread is how many of an agent's active callers must get
+// overload replies for an overload to count as the agent's: Overload.MinCallers,
+// or all of them when it has fewer, and at least one.
+func overloadSpread(o OverloadConfig, active int) int {
+	return max(1, min(o.MinCallers, active))
+}
+
+// failingForMany reports whether the scoring window holds the agent's
+// failing for several callers: overload replies (overload of them, over
+// secs) at the overload verdict's floor, from callers callers of active,
+// its spread. It does not ask for the verdict itself, which clears while
+// ingest runs more than its clear window behind (seen for three
+// evaluations in a row, two suites at once) and after the fault while the
+// window still holds it. A caller's runaway score counts those replies
+// too, so a caller judged only by its peers cannot be told from the
+// agent's failing while this holds.
+func failingForMany(o OverloadConfig, overload int64, callers, active int, secs float64) bool {
+	return secs > 0 && callers >= overloadSpread(o, active) && float64(overload)/secs >= o.MinPerSec
 }
 
 // limitTooLow is the limit-too-low verdict of one agent: quota rejections
@@ -124,9 +141,10 @@ func untypedErrors(u UntypedConfig, untyped, total int64) bool {
 // runaways are the runaway callers of agent among scores: one caller far
 // above its own baseline (or, without one, its peers) while the others did
 // not rise. idle callers (no reply in the window) count among the others
-// and never rise. Under an overload (agentOverloaded: now or at the
-// previous evaluation) a caller judged by its peers is undecided instead:
-// its errors cannot be told from the others'.
+// and never rise. Under an overload (agentOverloaded: the verdict now or
+// at the previous evaluation, or the window's overload replies,
+// failingForMany) a caller judged by its peers is undecided instead: its
+// errors cannot be told from the others'.
 func runaways(r RunawayConfig, agent string, scores []callerScore, idle int, agentOverloaded bool) (out []CallerVerdict, undecided int) {
 	rising := 0
 	for _, s := range scores {

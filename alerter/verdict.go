@@ -358,7 +358,8 @@ func (j *judge) agent(name string, a *agentAgg, was bool) (AgentVerdict, []Calle
 		rates = append(rates, j.perMin(c.w.Total))
 	}
 	peers := peerRates(cfg.Runaway, rates)
-	var sum WindowCount // the agent's window, over its callers
+	var sum WindowCount  // the agent's window, over its callers
+	overloadCallers := 0 // callers with overload replies in the window
 	scores := make([]callerScore, 0, len(a.callers))
 	// Idle callers (no reply in the window, summarized) count among the
 	// active callers; they can neither rise nor run away.
@@ -368,6 +369,10 @@ func (j *judge) agent(name string, a *agentAgg, was bool) (AgentVerdict, []Calle
 		sum.Untyped += c.w.Untyped
 		sum.OverloadRecent += c.w.OverloadRecent
 		sum.OverloadClear += c.w.OverloadClear
+		sum.Overload += c.w.Overload
+		if c.w.Overload > 0 {
+			overloadCallers++
+		}
 		if c.w.OverloadRecent > 0 {
 			av.OverloadCallers++
 		}
@@ -397,11 +402,12 @@ func (j *judge) agent(name string, a *agentAgg, was bool) (AgentVerdict, []Calle
 	av.Overloaded = overloaded(cfg.Overload, &av, sum.OverloadClear, was)
 	av.LimitTooLow, av.LimitUndecided = limitTooLow(cfg.LimitTooLow, &av, j.established)
 	av.Untyped = untypedErrors(cfg.Untyped, sum.Untyped, sum.Total)
-	// Overloaded now or at the previous evaluation: a verdict that clears
-	// for one evaluation (ingest a few seconds behind empties its clear
-	// window; the page's keep_firing_for covers it) leaves the callers'
-	// errors the agent's failing all the same.
-	rs, undecided := runaways(cfg.Runaway, name, scores, a.idle, av.Overloaded || was)
+	// Overloaded now or at the previous evaluation, or failing for several
+	// callers in the window: a verdict that clears while ingest is behind
+	// (its clear window empty; the page's keep_firing_for covers it)
+	// leaves the callers' errors the agent's failing all the same.
+	failing := failingForMany(cfg.Overload, sum.Overload, overloadCallers, av.ActiveCallers, j.secs)
+	rs, undecided := runaways(cfg.Runaway, name, scores, a.idle, av.Overloaded || was || failing)
 	av.UndecidedCallers += undecided
 	av.RunawayCallers = len(rs)
 	return av, rs
