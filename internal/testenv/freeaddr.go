@@ -67,8 +67,12 @@ func drawPort() (int, error) {
 	if hi-lo < 1000 {
 		lo, hi = portLow, portHigh
 	}
-	for range 4 * (hi - lo) {
-		p := lo + rand.IntN(hi-lo)
+	// Every port of the range once, from a random one on: a draw fails only
+	// when none is free.
+	n := hi - lo
+	start := rand.IntN(n)
+	for i := range n {
+		p := lo + (start+i)%n
 		if drawn.locks[p] != nil {
 			continue
 		}

@@ -4,9 +4,11 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -29,6 +31,14 @@ func TestUnitFreeAddrNeverRepeats(t *testing.T) {
 	wg.Wait()
 	close(got)
 	seen := map[string]bool{}
+	defer func() { // so that a repeated run (-count) finds them free
+		var ports []int
+		for a := range seen {
+			p, _ := strconv.Atoi(strings.TrimPrefix(a, "127.0.0.1:"))
+			ports = append(ports, p)
+		}
+		release(ports)
+	}()
 	for a := range got {
 		if seen[a] {
 			t.Fatalf("FreeAddr gave %s twice", a)
@@ -69,8 +79,21 @@ func TestFreeAddrAcrossProcesses(t *testing.T) {
 		return
 	}
 	// A narrow range of its own, above FreeAddr's and below the cluster's,
-	// so the child can draw all of it and no other test draws from it.
+	// so the child can draw all of it and no other test draws from it; the
+	// same test of another suite waits for this one (an flock on the range).
 	const lo, hi = 28040, 28080
+	dir := filepath.Join(os.TempDir(), "errtrail-test-ports")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	rangeLock, err := os.OpenFile(filepath.Join(dir, "range-28040-28080.lock"), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rangeLock.Close()
+	if err := syscall.Flock(int(rangeLock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
 	child := func() map[int]bool {
 		t.Helper()
 		cmd := exec.Command(os.Args[0], "-test.run=^TestFreeAddrAcrossProcesses$", "-test.count=1")
@@ -93,12 +116,14 @@ func TestFreeAddrAcrossProcesses(t *testing.T) {
 		return got
 	}
 
+	var mine []int
+	defer func() { release(mine) }() // so that a repeated run (-count) finds them free
 	saveLo, saveHi := portLow, portHigh
 	portLow, portHigh = lo, hi
-	var mine []int
 	for range 10 {
 		p, err := drawPort()
 		if err != nil {
+			portLow, portHigh = saveLo, saveHi
 			t.Fatal(err)
 		}
 		mine = append(mine, p)
@@ -131,4 +156,16 @@ func portBusy(p int) bool {
 		c.Close()
 	}
 	return err == nil
+}
+
+// release gives back ports this process drew.
+func release(ports []int) {
+	drawn.Lock()
+	defer drawn.Unlock()
+	for _, p := range ports {
+		if f := drawn.locks[p]; f != nil {
+			f.Close()
+			delete(drawn.locks, p)
+		}
+	}
 }
