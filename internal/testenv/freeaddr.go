@@ -28,7 +28,7 @@ import (
 //     process that drew it (closed, and so released, when it exits), so
 //     test binaries running at once, of one suite or of two, never draw the
 //     same port; within a process, a port is drawn once.
-var (
+const (
 	portLow  = 20000
 	portHigh = 28000 // exclusive
 )
@@ -54,6 +54,15 @@ func FreeAddr(t testing.TB) string {
 
 // drawPort draws a port as the comment at the top of this file describes.
 func drawPort() (int, error) {
+	lo, hi := portLow, min(portHigh, ephemeralLow())
+	if hi-lo < 1000 {
+		lo, hi = portLow, portHigh
+	}
+	return drawPortIn(lo, hi)
+}
+
+// drawPortIn draws a port of lo up to hi (exclusive).
+func drawPortIn(lo, hi int) (int, error) {
 	drawn.Lock()
 	defer drawn.Unlock()
 	if drawn.locks == nil {
@@ -62,10 +71,6 @@ func drawPort() (int, error) {
 	dir := filepath.Join(os.TempDir(), "errtrail-test-ports")
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return 0, fmt.Errorf("port locks: %w", err)
-	}
-	lo, hi := portLow, min(portHigh, ephemeralLow())
-	if hi-lo < 1000 {
-		lo, hi = portLow, portHigh
 	}
 	// Every port of the range once, from a random one on: a draw fails only
 	// when none is free.

@@ -64,12 +64,12 @@ const drawChildEnv = "ERRTRAIL_TEST_DRAW_PORTS"
 // exited, its ports are free again (the kernel drops its locks).
 func TestFreeAddrAcrossProcesses(t *testing.T) {
 	if r := os.Getenv(drawChildEnv); r != "" {
-		lo, hi, _ := strings.Cut(r, "-")
-		portLow, _ = strconv.Atoi(lo)
-		portHigh, _ = strconv.Atoi(hi)
+		l, h, _ := strings.Cut(r, "-")
+		lo, _ := strconv.Atoi(l)
+		hi, _ := strconv.Atoi(h)
 		var out []string
 		for {
-			p, err := drawPort()
+			p, err := drawPortIn(lo, hi)
 			if err != nil {
 				break
 			}
@@ -118,17 +118,13 @@ func TestFreeAddrAcrossProcesses(t *testing.T) {
 
 	var mine []int
 	defer func() { release(mine) }() // so that a repeated run (-count) finds them free
-	saveLo, saveHi := portLow, portHigh
-	portLow, portHigh = lo, hi
 	for range 10 {
-		p, err := drawPort()
+		p, err := drawPortIn(lo, hi)
 		if err != nil {
-			portLow, portHigh = saveLo, saveHi
 			t.Fatal(err)
 		}
 		mine = append(mine, p)
 	}
-	portLow, portHigh = saveLo, saveHi
 
 	first := child()
 	for _, p := range mine {
