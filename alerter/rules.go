@@ -101,8 +101,8 @@ func overloaded(o OverloadConfig, av *AgentVerdict, clearCount int64, was bool) 
 }
 
 // overloadSpread is how many of an agent's active callers must get
-// overload replies for an overload to count as the agent's: Overload.MinCallers,
-// or all of them when it has fewer, and at least one.
+// overload replies for an overload to count as the agent's:
+// Overload.MinCallers, or all of them when it has fewer, and at least one.
 func overloadSpread(o OverloadConfig, active int) int {
 	return max(1, min(o.MinCallers, active))
 }
