@@ -60,7 +60,7 @@ const drawChildEnv = "ERRTRAIL_TEST_DRAW_PORTS"
 
 // TestFreeAddrAcrossProcesses: another process (this test binary run
 // again) that draws from the same range never gets a port this process
-// drew and still holds, but gets the others; once this process has
+// drew and still holds, but gets the others; once such a process has
 // exited, its ports are free again (the kernel drops its locks).
 func TestFreeAddrAcrossProcesses(t *testing.T) {
 	if r := os.Getenv(drawChildEnv); r != "" {
