@@ -84,10 +84,18 @@ func lockName(first string) string {
 // the rest of the test: shared (LOCK_SH) or exclusive (LOCK_EX).
 func lockLayout(t testing.TB, first string, how int) {
 	t.Helper()
-	name := lockName(first)
+	holdLock(t, lockName(first), how, "the cluster's test lock", "another test used the layout")
+}
+
+// holdLock takes an flock (how: LOCK_SH or LOCK_EX) on the file name,
+// created if missing, for the rest of the test, waiting as long as another
+// process holds it; what names the lock in failures, why in the log line
+// of a wait longer than a second.
+func holdLock(t testing.TB, name string, how int, what, why string) {
+	t.Helper()
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
-		t.Fatalf("the cluster's test lock %s: %v", name, err)
+		t.Fatalf("%s %s: %v", what, name, err)
 	}
 	start := time.Now()
 	for {
@@ -98,10 +106,10 @@ func lockLayout(t testing.TB, first string, how int) {
 	}
 	if err != nil {
 		f.Close()
-		t.Fatalf("the cluster's test lock %s: %v", name, err)
+		t.Fatalf("%s %s: %v", what, name, err)
 	}
 	if waited := time.Since(start); waited > time.Second {
-		t.Logf("waited %s for the cluster's test lock %s (another test used the layout)", waited.Round(time.Millisecond), name)
+		t.Logf("waited %s for %s %s (%s)", waited.Round(time.Millisecond), what, name, why)
 	}
 	t.Cleanup(func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)

@@ -86,14 +86,7 @@ func TestFreeAddrAcrossProcesses(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	rangeLock, err := os.OpenFile(filepath.Join(dir, "range-28040-28080.lock"), os.O_CREATE|os.O_RDWR, 0o666)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rangeLock.Close()
-	if err := syscall.Flock(int(rangeLock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
+	holdLock(t, filepath.Join(dir, "range-28040-28080.lock"), syscall.LOCK_EX, "the port test's range lock", "the same test of another suite ran")
 	child := func() map[int]bool {
 		t.Helper()
 		cmd := exec.Command(os.Args[0], "-test.run=^TestFreeAddrAcrossProcesses$", "-test.count=1")
