@@ -99,7 +99,9 @@ func freshNamedDB(t *testing.T, conn driver.Conn, db string) schema.Options {
 // row is one landing row; unset columns get neutral values.
 type row map[string]any
 
-var seq int
+// seq numbers the inserted rows (event ids, offsets) across the tests,
+// some of which run in parallel.
+var seq atomic.Int64
 
 func insert(t *testing.T, conn driver.Conn, opts schema.Options, rows []row) {
 	t.Helper()
@@ -109,13 +111,13 @@ func insert(t *testing.T, conn driver.Conn, opts schema.Options, rows []row) {
 		t.Fatal(err)
 	}
 	for _, r := range rows {
-		seq++
+		n := seq.Add(1)
 		ms := r["observed_at_ms"].(int64)
 		vals := make([]any, len(schema.LandingColumns))
 		for i, c := range schema.LandingColumns {
 			switch c.Name {
 			case "event_id":
-				vals[i] = fmt.Sprintf("alerter-it-%d", seq)
+				vals[i] = fmt.Sprintf("alerter-it-%d", n)
 			case "observed_at":
 				vals[i] = time.UnixMilli(ms).UTC().Truncate(time.Second)
 			case "observed_at_ms":
@@ -125,7 +127,7 @@ func insert(t *testing.T, conn driver.Conn, opts schema.Options, rows []row) {
 			case "kafka_topic":
 				vals[i] = "errtrail.replies"
 			case "kafka_offset":
-				vals[i] = int64(seq)
+				vals[i] = n
 			case "retry_after_ms":
 				vals[i] = int64(-1)
 			case "retryable":
