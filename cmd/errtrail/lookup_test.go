@@ -46,11 +46,18 @@ func load(t *testing.T) *fixture {
 	return f
 }
 
+// hangGuard bounds the commands' queries in these tests (--query.timeout,
+// --request.timeout). The shipped 10 s is the wait of a person at a
+// prompt; under the race detector with two suites at once on a 2-core
+// machine a story took longer (pair p56: `--color always` exited on its
+// deadline), and these tests check what the commands answer, not how soon.
+const hangGuard = "5m"
+
 // cli runs errtrail with args against the fixture's database.
 func (f *fixture) cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	base := []string{args[0], "--clickhouse.addr", f.data.Addr, "--clickhouse.database", f.data.Database}
+	base := []string{args[0], "--clickhouse.addr", f.data.Addr, "--clickhouse.database", f.data.Database, "--query.timeout", hangGuard}
 	code = run(context.Background(), append(base, args[1:]...), &out, &errb)
 	return code, out.String(), errb.String()
 }
@@ -95,7 +102,10 @@ func TestLookupCommand(t *testing.T) {
 	})
 
 	t.Run("colour only when asked", func(t *testing.T) {
-		_, out, _ := f.cli(t, "lookup", "--color", "always", f.errorID)
+		code, out, errs := f.cli(t, "lookup", "--color", "always", f.errorID)
+		if code != exitOK {
+			t.Fatalf("exit %d, stderr %q", code, errs)
+		}
 		if !strings.Contains(out, "\x1b[1m") {
 			t.Error("--color always wrote no emphasis")
 		}
@@ -179,6 +189,7 @@ func TestServe(t *testing.T) {
 	var errb syncBuf
 	go func() {
 		done <- run(ctx, []string{"serve", "--clickhouse.addr", f.data.Addr, "--clickhouse.database", f.data.Database,
+			"--query.timeout", hangGuard, "--request.timeout", hangGuard, "--http.write-timeout", "6m",
 			"--http.listen-address", addr, "--http.external-url", "https://errtrail.example.com/support"}, io.Discard, &errb)
 	}()
 	base := "http://" + addr
