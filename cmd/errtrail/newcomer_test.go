@@ -244,7 +244,8 @@ func serveFor(t *testing.T, addr, db string) string {
 	done := make(chan int, 1)
 	var errb syncBuf
 	go func() {
-		done <- run(ctx, []string{"serve", "--clickhouse.addr", addr, "--clickhouse.database", db, "--http.listen-address", listen}, io.Discard, &errb)
+		done <- run(ctx, []string{"serve", "--clickhouse.addr", addr, "--clickhouse.database", db, "--http.listen-address", listen,
+			"--query.timeout", hangGuard, "--request.timeout", hangGuard, "--http.write-timeout", "6m"}, io.Discard, &errb)
 	}()
 	t.Cleanup(func() {
 		cancel()
