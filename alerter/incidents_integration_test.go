@@ -3,6 +3,7 @@ package alerter_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"testing"
 	"time"
@@ -12,11 +13,12 @@ import (
 
 	"github.com/errtrail/errtrail/alerter"
 	"github.com/errtrail/errtrail/incidents"
+	"github.com/errtrail/errtrail/schema"
 )
 
-// incidentsDB prefixes the databases of the incidents tests (each subtest
-// has one of its own: freshUniqueDB).
-const incidentsDB = "errtrail_alerter_incidents_test"
+// incidentsDB is this process's own database (another suite may run the
+// same test on the same server at once).
+var incidentsDB = fmt.Sprintf("errtrail_alerter_incidents_test_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
 
 var overloadRow = row{"kind": "overload", "http_status": 503, "reason": "AGENT_OVERLOADED"}
 
@@ -57,13 +59,13 @@ type evaluator struct {
 	now    time.Time
 }
 
-func newEvaluator(conn driver.Conn, db, writer string) *evaluator {
+func newEvaluator(conn driver.Conn, writer string) *evaluator {
 	cfg := alerter.DefaultConfig()
 	m := alerter.NewMetrics(prometheus.NewRegistry(), time.Minute, nil)
 	e := &evaluator{}
 	e.runner = &alerter.Runner{Config: &cfg, Metrics: m, Interval: 10 * time.Second, Timeout: 30 * time.Second,
-		Reader:    &alerter.Reader{Conn: conn, Database: db},
-		Incidents: &alerter.Recorder{Conn: conn, Database: db, Writer: writer, Interval: 10 * time.Second},
+		Reader:    &alerter.Reader{Conn: conn, Database: incidentsDB},
+		Incidents: &alerter.Recorder{Conn: conn, Database: incidentsDB, Writer: writer, Interval: 10 * time.Second},
 		Clock:     func() time.Time { return e.now }}
 	return e
 }
@@ -150,9 +152,9 @@ func alertRuns(evals []*alerter.Verdicts) []alertRun {
 	return out
 }
 
-func readAll(t *testing.T, conn driver.Conn, db string) []incidents.Incident {
+func readAll(t *testing.T, conn driver.Conn) []incidents.Incident {
 	t.Helper()
-	got, err := incidents.Read(context.Background(), conn, db, incidents.Filter{})
+	got, err := incidents.Read(context.Background(), conn, incidentsDB, incidents.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +168,7 @@ func readAll(t *testing.T, conn driver.Conn, db string) []incidents.Incident {
 // resolved (each up to slack earlier, for a second alerter that evaluated
 // in between); nothing for the quota caller; and one stored row per episode
 // once merged (the table's key collapses its rewrites).
-func checkEpisodes(t *testing.T, conn driver.Conn, db string, runs []alertRun, slack time.Duration) {
+func checkEpisodes(t *testing.T, conn driver.Conn, runs []alertRun, slack time.Duration) {
 	t.Helper()
 	want := []incidents.Key{
 		{Kind: incidents.Overload, Agent: "billing"},
@@ -181,7 +183,7 @@ func checkEpisodes(t *testing.T, conn driver.Conn, db string, runs []alertRun, s
 	if fmt.Sprint(keys) != fmt.Sprint(want) {
 		t.Fatalf("the scenario's alerts would be %+v, want %+v (the scenario is wrong, not the incidents)", runs, want)
 	}
-	got := readAll(t, conn, db)
+	got := readAll(t, conn)
 	if len(got) != len(runs) {
 		t.Fatalf("incidents: %d episodes %+v, want %d: %+v", len(got), got, len(runs), runs)
 	}
@@ -207,7 +209,7 @@ func checkEpisodes(t *testing.T, conn driver.Conn, db string, runs []alertRun, s
 	// 7 rows left of 3 episodes).
 	ctx := context.Background()
 	var stored uint64
-	if err := conn.QueryRow(ctx, "SELECT count() FROM "+db+".incidents FINAL").Scan(&stored); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT count() FROM "+incidentsDB+".incidents FINAL").Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
 	if int(stored) != len(runs) {
@@ -223,7 +225,10 @@ func checkEpisodes(t *testing.T, conn driver.Conn, db string, runs []alertRun, s
 // of the first overload continues it instead of opening another.
 func TestIncidentsRecordEpisodes(t *testing.T) {
 	conn := openCH(t)
+	opts := freshNamedDB(t, conn, incidentsDB)
+	t.Cleanup(func() { _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+incidentsDB) })
 	t0 := time.Now().UTC().Truncate(time.Minute).Add(-30 * time.Minute)
+	insert(t, conn, opts, incidentScenario(t0))
 	ticks := func(from, to time.Duration, off time.Duration) []time.Time {
 		var out []time.Time
 		for d := from; d <= to; d += 10 * time.Second {
@@ -231,27 +236,26 @@ func TestIncidentsRecordEpisodes(t *testing.T) {
 		}
 		return out
 	}
-	// Each subtest replays the scenario on a database of its own, beside
-	// the others: an evaluation waits on ClickHouse most of its time.
-	scenario := func(t *testing.T) string {
-		t.Parallel()
-		opts := freshUniqueDB(t, conn, incidentsDB)
-		insert(t, conn, opts, incidentScenario(t0))
-		return opts.Database
+	truncate := func() {
+		for _, table := range []string{schema.TableIncidents, schema.TableAlerterMinutes} {
+			if err := conn.Exec(context.Background(), "TRUNCATE TABLE "+incidentsDB+"."+table); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 
 	t.Run("one alerter", func(t *testing.T) {
-		db := scenario(t)
-		a := newEvaluator(conn, db, "a")
+		truncate()
+		a := newEvaluator(conn, "a")
 		var evals []*alerter.Verdicts
 		for _, at := range ticks(0, 11*time.Minute, 0) {
 			evals = append(evals, a.at(t, at))
 		}
-		checkEpisodes(t, conn, db, alertRuns(evals), 0)
+		checkEpisodes(t, conn, alertRuns(evals), 0)
 		// Every minute evaluated is noted as recorded (12: t0 to t0+11m),
 		// so the story can tell "no episode" from "nobody looking".
 		var minutes uint64
-		if err := conn.QueryRow(context.Background(), "SELECT uniqExact(minute) FROM "+db+".alerter_minutes WHERE writer = 'a' AND minute >= toDateTime(?) AND minute <= toDateTime(?)",
+		if err := conn.QueryRow(context.Background(), "SELECT uniqExact(minute) FROM "+incidentsDB+".alerter_minutes WHERE writer = 'a' AND minute >= toDateTime(?) AND minute <= toDateTime(?)",
 			t0.Unix(), t0.Add(11*time.Minute).Unix()).Scan(&minutes); err != nil {
 			t.Fatal(err)
 		}
@@ -261,8 +265,8 @@ func TestIncidentsRecordEpisodes(t *testing.T) {
 	})
 
 	t.Run("two alerters", func(t *testing.T) {
-		db := scenario(t)
-		a, b := newEvaluator(conn, db, "a"), newEvaluator(conn, db, "b")
+		truncate()
+		a, b := newEvaluator(conn, "a"), newEvaluator(conn, "b")
 		var evalsA []*alerter.Verdicts
 		for _, at := range ticks(0, 11*time.Minute, 0) {
 			evalsA = append(evalsA, a.at(t, at))
@@ -270,24 +274,24 @@ func TestIncidentsRecordEpisodes(t *testing.T) {
 		}
 		// b evaluates 4 s after a: it may see a verdict first, or stop
 		// seeing it first, by up to one interval.
-		checkEpisodes(t, conn, db, alertRuns(evalsA), 10*time.Second)
+		checkEpisodes(t, conn, alertRuns(evalsA), 10*time.Second)
 	})
 
 	t.Run("restarted alerter", func(t *testing.T) {
-		db := scenario(t)
-		first := newEvaluator(conn, db, "a")
+		truncate()
+		first := newEvaluator(conn, "a")
 		var evals []*alerter.Verdicts
 		for _, at := range ticks(0, 2*time.Minute, 0) {
 			evals = append(evals, first.at(t, at))
 		}
-		if open := readAll(t, conn, db); len(open) != 1 || !open[0].Open() {
+		if open := readAll(t, conn); len(open) != 1 || !open[0].Open() {
 			t.Fatalf("before the restart: %+v, want the first overload open", open)
 		}
-		restarted := newEvaluator(conn, db, "a")
+		restarted := newEvaluator(conn, "a")
 		for _, at := range ticks(2*time.Minute+10*time.Second, 11*time.Minute, 0) {
 			evals = append(evals, restarted.at(t, at))
 		}
-		checkEpisodes(t, conn, db, alertRuns(evals), 0)
+		checkEpisodes(t, conn, alertRuns(evals), 0)
 	})
 
 	// A process killed mid-episode comes back later than its next tick: 40 s
@@ -295,19 +299,19 @@ func TestIncidentsRecordEpisodes(t *testing.T) {
 	// 1.5 and short of IncidentGap). The stored open episode carries it on:
 	// still one overload, dated from the first run's first evaluation.
 	t.Run("restarted after an outage", func(t *testing.T) {
-		db := scenario(t)
-		first := newEvaluator(conn, db, "a")
+		truncate()
+		first := newEvaluator(conn, "a")
 		var evals []*alerter.Verdicts
 		for _, at := range ticks(0, 2*time.Minute, 0) {
 			evals = append(evals, first.at(t, at))
 		}
-		if open := readAll(t, conn, db); len(open) != 1 || !open[0].Open() {
+		if open := readAll(t, conn); len(open) != 1 || !open[0].Open() {
 			t.Fatalf("before the outage: %+v, want the first overload open", open)
 		}
-		restarted := newEvaluator(conn, db, "a")
+		restarted := newEvaluator(conn, "a")
 		for _, at := range ticks(2*time.Minute+50*time.Second, 11*time.Minute, 0) {
 			evals = append(evals, restarted.at(t, at))
 		}
-		checkEpisodes(t, conn, db, alertRuns(evals), 0)
+		checkEpisodes(t, conn, alertRuns(evals), 0)
 	})
 }

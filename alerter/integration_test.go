@@ -99,9 +99,7 @@ func freshNamedDB(t *testing.T, conn driver.Conn, db string) schema.Options {
 // row is one landing row; unset columns get neutral values.
 type row map[string]any
 
-// seq numbers the inserted rows (event ids, offsets) across the tests,
-// some of which run in parallel.
-var seq atomic.Int64
+var seq int
 
 func insert(t *testing.T, conn driver.Conn, opts schema.Options, rows []row) {
 	t.Helper()
@@ -111,13 +109,13 @@ func insert(t *testing.T, conn driver.Conn, opts schema.Options, rows []row) {
 		t.Fatal(err)
 	}
 	for _, r := range rows {
-		n := seq.Add(1)
+		seq++
 		ms := r["observed_at_ms"].(int64)
 		vals := make([]any, len(schema.LandingColumns))
 		for i, c := range schema.LandingColumns {
 			switch c.Name {
 			case "event_id":
-				vals[i] = fmt.Sprintf("alerter-it-%d", n)
+				vals[i] = fmt.Sprintf("alerter-it-%d", seq)
 			case "observed_at":
 				vals[i] = time.UnixMilli(ms).UTC().Truncate(time.Second)
 			case "observed_at_ms":
@@ -127,7 +125,7 @@ func insert(t *testing.T, conn driver.Conn, opts schema.Options, rows []row) {
 			case "kafka_topic":
 				vals[i] = "errtrail.replies"
 			case "kafka_offset":
-				vals[i] = n
+				vals[i] = int64(seq)
 			case "retry_after_ms":
 				vals[i] = int64(-1)
 			case "retryable":
