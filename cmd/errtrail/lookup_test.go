@@ -53,6 +53,10 @@ func load(t *testing.T) *fixture {
 // deadline), and these tests check what the commands answer, not how soon.
 const hangGuard = "5m"
 
+// serveHangGuard is hangGuard as `errtrail serve` flags (its write timeout
+// must exceed its request timeout). Flags given after these win.
+var serveHangGuard = []string{"--query.timeout", hangGuard, "--request.timeout", hangGuard, "--http.write-timeout", "6m"}
+
 // cli runs errtrail with args against the fixture's database.
 func (f *fixture) cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -188,9 +192,8 @@ func TestServe(t *testing.T) {
 	done := make(chan int, 1)
 	var errb syncBuf
 	go func() {
-		done <- run(ctx, []string{"serve", "--clickhouse.addr", f.data.Addr, "--clickhouse.database", f.data.Database,
-			"--query.timeout", hangGuard, "--request.timeout", hangGuard, "--http.write-timeout", "6m",
-			"--http.listen-address", addr, "--http.external-url", "https://errtrail.example.com/support"}, io.Discard, &errb)
+		done <- run(ctx, append([]string{"serve", "--clickhouse.addr", f.data.Addr, "--clickhouse.database", f.data.Database,
+			"--http.listen-address", addr, "--http.external-url", "https://errtrail.example.com/support"}, serveHangGuard...), io.Discard, &errb)
 	}()
 	base := "http://" + addr
 	get := func(path string) (int, string, string) {

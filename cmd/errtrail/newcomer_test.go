@@ -244,8 +244,7 @@ func serveFor(t *testing.T, addr, db string) string {
 	done := make(chan int, 1)
 	var errb syncBuf
 	go func() {
-		done <- run(ctx, []string{"serve", "--clickhouse.addr", addr, "--clickhouse.database", db, "--http.listen-address", listen,
-			"--query.timeout", hangGuard, "--request.timeout", hangGuard, "--http.write-timeout", "6m"}, io.Discard, &errb)
+		done <- run(ctx, append([]string{"serve", "--clickhouse.addr", addr, "--clickhouse.database", db, "--http.listen-address", listen}, serveHangGuard...), io.Discard, &errb)
 	}()
 	t.Cleanup(func() {
 		cancel()

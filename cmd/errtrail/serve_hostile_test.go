@@ -110,9 +110,8 @@ func (s *store) serve(t *testing.T, args ...string) *server {
 	done := make(chan int, 1)
 	srv := &server{base: "http://" + addr, stderr: &syncBuf{},
 		client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	base := []string{"serve", "--clickhouse.addr", s.addr, "--clickhouse.database", s.opts.Database, "--http.listen-address", addr,
-		"--query.timeout", hangGuard, "--request.timeout", hangGuard, "--http.write-timeout", "6m"} // args given after these win
-	go func() { done <- run(ctx, append(base, args...), io.Discard, srv.stderr) }()
+	base := append([]string{"serve", "--clickhouse.addr", s.addr, "--clickhouse.database", s.opts.Database, "--http.listen-address", addr}, serveHangGuard...)
+	go func() { done <- run(ctx, append(base, args...), io.Discard, srv.stderr) }() // args win over the hang guard
 	t.Cleanup(func() {
 		cancel()
 		if code := <-done; code != exitOK {
